@@ -1,0 +1,19 @@
+//! Shared foundations of the Riptide storage engine.
+//!
+//! Every other Riptide crate builds on these: the [`Error`] type and its [`ErrorKind`],
+//! internal keys ([`key`]), byte encodings ([`coding`]), the checksum ([`checksum`]), the
+//! iterator protocol ([`iter`]), the merge of several iterators ([`merge`]) and the
+//! [`WriteBatch`] format.
+
+pub mod checksum;
+pub mod coding;
+pub mod error;
+pub mod iter;
+pub mod key;
+pub mod merge;
+pub mod write_batch;
+
+pub use error::{Error, ErrorKind, IoResultExt, Result, ResultExt};
+pub use iter::{BoxedIterator, InternalIterator};
+pub use key::{SeqNo, ValueKind};
+pub use write_batch::{BatchEntry, CfId, DEFAULT_CF_ID, WriteBatch};

@@ -1,0 +1,1 @@
+//! Merging of several [`InternalIterator`]s into one ordered view. (Being written.)
