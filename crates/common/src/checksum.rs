@@ -21,7 +21,10 @@ mod tests {
 
     #[test]
     fn parts_equal_whole() {
-        assert_eq!(checksum(b"hello world"), checksum_parts(&[b"hello", b" world"]));
+        assert_eq!(
+            checksum(b"hello world"),
+            checksum_parts(&[b"hello", b" world"])
+        );
         assert_ne!(checksum(b"hello world"), checksum(b"hello worle"));
     }
 }

@@ -195,7 +195,10 @@ mod tests {
             io::Error::other("disk on fire"),
         );
         assert_eq!(e.kind(), ErrorKind::Io);
-        assert_eq!(e.to_string(), "I/O error: fsync /db/000001.log: disk on fire");
+        assert_eq!(
+            e.to_string(),
+            "I/O error: fsync /db/000001.log: disk on fire"
+        );
         let e = Error::corruption("bad checksum at offset 12").with_context("table 000004.sst");
         assert_eq!(
             e.to_string(),

@@ -111,10 +111,7 @@ impl InternalIterator for VecIterator {
         Ok(())
     }
     fn next(&mut self) -> Result<()> {
-        self.pos = self
-            .pos
-            .map(|p| p + 1)
-            .filter(|&p| p < self.entries.len());
+        self.pos = self.pos.map(|p| p + 1).filter(|&p| p < self.entries.len());
         Ok(())
     }
     fn prev(&mut self) -> Result<()> {

@@ -29,8 +29,9 @@ pub enum ValueKind {
     Delete = 0,
     /// A value.
     Put = 1,
-    /// A tombstone that the caller promises follows at most one put of the key since the last
-    /// delete; compaction may drop it together with the put it meets.
+    /// A tombstone whose writer promises the key was put exactly once since its previous
+    /// single delete and never plainly deleted (RocksDB's contract); compaction drops it
+    /// together with the put it meets.
     SingleDelete = 2,
     /// A range tombstone `[key, value)`; reserved for range deletes.
     RangeDelete = 3,
@@ -115,12 +116,16 @@ pub fn parse_internal_key(key: &[u8]) -> Result<ParsedInternalKey<'_>> {
         )));
     };
     let (user_key, trailer) = key.split_at(split);
-    let trailer = u64::from_le_bytes(trailer.try_into().map_err(|_| {
-        Error::corruption("internal key trailer is not 8 bytes".to_string())
-    })?);
+    let trailer = u64::from_le_bytes(
+        trailer
+            .try_into()
+            .map_err(|_| Error::corruption("internal key trailer is not 8 bytes".to_string()))?,
+    );
     let kind_byte = (trailer & 0xFF) as u8;
     let kind = ValueKind::from_u8(kind_byte).ok_or_else(|| {
-        Error::corruption(format!("internal key has unknown kind byte {kind_byte:#04x}"))
+        Error::corruption(format!(
+            "internal key has unknown kind byte {kind_byte:#04x}"
+        ))
     })?;
     Ok(ParsedInternalKey {
         user_key,
