@@ -1,0 +1,337 @@
+//! The append side of the WAL: the current segment, its sync state and the poison flag.
+//!
+//! One mutex guards the state. `append` and `rotate` hold it while they write; `sync`
+//! releases it during `fdatasync` so that a background sync does not stall appends.
+
+use std::fs::{self, File};
+use std::io::{ErrorKind as IoErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use riptide_common::{Error, IoResultExt, Result};
+
+use crate::format::{MAX_PAYLOAD_LEN, SEGMENT_HEADER_LEN, encode_record};
+use crate::options::SyncMode;
+use crate::segment::{create_segment, list_segments, sync_dir};
+
+/// Counters of a [`crate::Wal`] since it was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalStats {
+    /// Bytes appended to segments: record headers and payloads (segment headers not counted).
+    pub bytes_written: u64,
+    /// Records appended.
+    pub records_written: u64,
+    /// Successful `fsync`/`fdatasync` calls on segments (appends in full sync mode, explicit
+    /// and background syncs, rotations, close).
+    pub syncs: u64,
+    /// Segments created, the one created by `open` included.
+    pub segments_created: u64,
+}
+
+/// The mutable state behind the writer's mutex.
+struct State {
+    /// The open current segment; `None` once closed.
+    file: Option<Arc<File>>,
+    /// Number of the current segment.
+    segment: u64,
+    /// Path of the current segment.
+    path: PathBuf,
+    /// Length of the current segment file.
+    offset: u64,
+    /// Bytes appended through this handle, over all segments.
+    written: u64,
+    /// The value of `written` covered by the last successful sync.
+    synced: u64,
+    /// Set by the first failed write or sync: what failed. Every later write is refused.
+    failure: Option<String>,
+    /// Set by `close`.
+    closed: bool,
+}
+
+/// The append side of the WAL, shared with the background sync thread.
+pub(crate) struct Writer {
+    dir: PathBuf,
+    sync_mode: SyncMode,
+    state: Mutex<State>,
+    bytes_written: AtomicU64,
+    records_written: AtomicU64,
+    syncs: AtomicU64,
+    segments_created: AtomicU64,
+}
+
+impl Writer {
+    /// A writer appending to `file`, the freshly created segment `segment` at `path`.
+    pub(crate) fn new(
+        dir: PathBuf,
+        sync_mode: SyncMode,
+        segment: u64,
+        file: File,
+        path: PathBuf,
+    ) -> Self {
+        Writer {
+            dir,
+            sync_mode,
+            state: Mutex::new(State {
+                file: Some(Arc::new(file)),
+                segment,
+                path,
+                offset: SEGMENT_HEADER_LEN as u64,
+                written: 0,
+                synced: 0,
+                failure: None,
+                closed: false,
+            }),
+            bytes_written: AtomicU64::new(0),
+            records_written: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            segments_created: AtomicU64::new(1),
+        }
+    }
+
+    /// The WAL directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The error for a write refused because of an earlier failure or a close.
+    fn refuse(&self, st: &State) -> Result<()> {
+        if let Some(failure) = &st.failure {
+            return Err(Error::closed(format!(
+                "WAL {} is read-only after an earlier failure: {failure}",
+                self.dir.display()
+            )));
+        }
+        if st.closed {
+            return Err(Error::closed(format!(
+                "WAL {} is closed",
+                self.dir.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The current segment file, or the refusal error.
+    fn writable(&self, st: &State) -> Result<Arc<File>> {
+        self.refuse(st)?;
+        st.file
+            .clone()
+            .ok_or_else(|| Error::closed(format!("WAL {} is closed", self.dir.display())))
+    }
+
+    /// Records a failed write or sync: the WAL refuses every later write.
+    fn poison(&self, st: &mut State, err: &Error) {
+        log::error!("WAL {} is now read-only: {err}", self.dir.display());
+        if st.failure.is_none() {
+            st.failure = Some(err.to_string());
+        }
+    }
+
+    /// Appends one record with a single `write()`; syncs it in [`SyncMode::Full`].
+    pub(crate) fn append(&self, payload: &[u8]) -> Result<()> {
+        if payload.len() > MAX_PAYLOAD_LEN {
+            return Err(Error::invalid_argument(format!(
+                "WAL record payload of {} bytes exceeds the maximum of {MAX_PAYLOAD_LEN}",
+                payload.len()
+            )));
+        }
+        let record = encode_record(payload);
+        let len = record.len() as u64;
+        let mut st = self.state.lock();
+        let file = self.writable(&st)?;
+        if let Err(e) = (&*file).write_all(&record) {
+            let err = Error::io(
+                format!(
+                    "append a {len}-byte record at offset {} of WAL segment {}",
+                    st.offset,
+                    st.path.display()
+                ),
+                e,
+            );
+            self.poison(&mut st, &err);
+            return Err(err);
+        }
+        st.offset += len;
+        st.written += len;
+        self.bytes_written.fetch_add(len, Ordering::Relaxed);
+        self.records_written.fetch_add(1, Ordering::Relaxed);
+        if self.sync_mode == SyncMode::Full {
+            if let Err(e) = file.sync_data() {
+                let err = Error::io_at("fdatasync WAL segment", &st.path, e);
+                self.poison(&mut st, &err);
+                return Err(err);
+            }
+            st.synced = st.written;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Makes every record appended so far durable. Does nothing if nothing was appended
+    /// since the last sync.
+    pub(crate) fn sync(&self) -> Result<()> {
+        let (file, target, path) = {
+            let st = self.state.lock();
+            let file = self.writable(&st)?;
+            if st.synced >= st.written {
+                return Ok(());
+            }
+            (file, st.written, st.path.clone())
+        };
+        // Without the lock: appends continue while the disk flushes. A rotation meanwhile
+        // fsyncs this segment itself, so syncing a stale handle is still correct.
+        let res = file.sync_data();
+        let mut st = self.state.lock();
+        match res {
+            Ok(()) => {
+                st.synced = st.synced.max(target);
+                self.syncs.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                let err = Error::io_at("fdatasync WAL segment", &path, e);
+                self.poison(&mut st, &err);
+                Err(err)
+            }
+        }
+    }
+
+    /// Fsyncs and closes the current segment, creates the next one, returns its number.
+    pub(crate) fn rotate(&self) -> Result<u64> {
+        let mut st = self.state.lock();
+        let file = self.writable(&st)?;
+        if let Err(e) = file.sync_all() {
+            let err = Error::io_at("fsync WAL segment", &st.path, e);
+            self.poison(&mut st, &err);
+            return Err(err);
+        }
+        st.synced = st.written;
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        let next = st.segment.checked_add(1).ok_or_else(|| {
+            Error::invalid_argument(format!("WAL segment number {} is the maximum", st.segment))
+        })?;
+        match create_segment(&self.dir, next) {
+            Ok((file, path)) => {
+                st.file = Some(Arc::new(file));
+                st.segment = next;
+                st.path = path;
+                st.offset = SEGMENT_HEADER_LEN as u64;
+                self.segments_created.fetch_add(1, Ordering::Relaxed);
+                Ok(next)
+            }
+            Err(err) => {
+                self.poison(&mut st, &err);
+                Err(err)
+            }
+        }
+    }
+
+    /// Number of the segment being appended to.
+    pub(crate) fn current_segment(&self) -> u64 {
+        self.state.lock().segment
+    }
+
+    /// Deletes every segment numbered below `n`, except the current one, lowest first.
+    pub(crate) fn remove_segments_below(&self, n: u64) -> Result<usize> {
+        let current = {
+            let st = self.state.lock();
+            self.refuse(&st)?;
+            st.segment
+        };
+        // The current segment only grows, so everything below this limit stays obsolete
+        // even if a rotation happens while we delete.
+        let limit = n.min(current);
+        let mut removed = 0;
+        for (num, path) in list_segments(&self.dir)? {
+            if num >= limit {
+                break;
+            }
+            match fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == IoErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io_at("remove WAL segment", &path, e)),
+            }
+        }
+        if removed > 0 {
+            sync_dir(&self.dir)?;
+        }
+        Ok(removed)
+    }
+
+    /// Counters since open.
+    pub(crate) fn stats(&self) -> WalStats {
+        WalStats {
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            records_written: self.records_written.load(Ordering::Relaxed),
+            syncs: self.syncs.load(Ordering::Relaxed),
+            segments_created: self.segments_created.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Fsyncs and closes the current segment. Later writes are refused. Closing twice is a
+    /// no-op; closing after a failure reports that failure.
+    pub(crate) fn close(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        if st.closed {
+            return Ok(());
+        }
+        let file = st.file.take();
+        st.closed = true;
+        if st.failure.is_some() {
+            return self.refuse(&st);
+        }
+        if let Some(file) = file {
+            let res = file.sync_all().at("fsync WAL segment", &st.path);
+            if let Err(err) = res {
+                self.poison(&mut st, &err);
+                return Err(err);
+            }
+            st.synced = st.written;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use riptide_common::ErrorKind;
+
+    /// A writer whose segment handle is read-only, so every write fails.
+    fn failing_writer(dir: &Path) -> Writer {
+        let (_, path) = create_segment(dir, 1).unwrap();
+        let read_only = File::open(&path).unwrap();
+        Writer::new(dir.to_path_buf(), SyncMode::None, 1, read_only, path)
+    }
+
+    #[test]
+    fn a_failed_write_poisons_the_wal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = failing_writer(tmp.path());
+        let e = w.append(b"doomed").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Io);
+        let msg = e.to_string();
+        assert!(msg.contains("000001.log"), "{msg}");
+        assert!(msg.contains("offset 32"), "{msg}");
+
+        for e in [
+            w.append(b"again").unwrap_err(),
+            w.sync().unwrap_err(),
+            w.rotate().unwrap_err(),
+            w.remove_segments_below(1).unwrap_err(),
+        ] {
+            assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains("read-only after an earlier failure"), "{msg}");
+            assert!(msg.contains("append a 19-byte record"), "{msg}");
+        }
+        assert_eq!(w.stats().records_written, 0);
+        // Close reports the failure (nothing can be claimed durable), then is a no-op.
+        assert_eq!(w.close().unwrap_err().kind(), ErrorKind::Closed);
+        w.close().unwrap();
+        // The rotation was refused: no new segment.
+        assert!(!tmp.path().join("000002.log").exists());
+    }
+}
