@@ -1,1 +1,54 @@
-//! placeholder
+//! The memtable of the Riptide storage engine: an ordered, concurrent, in-memory table of
+//! internal keys, and the list of memtables (active + immutable) the engine keeps.
+//!
+//! # Design
+//!
+//! A [`Memtable`] is an insert-only skiplist of entries `(encoded internal key, value)` ordered
+//! by [`riptide_common::key::compare_internal_keys`] (user key ascending, newest version first).
+//!
+//! **Arena.** Nodes are not individually allocated. Each node is one block bump-allocated from
+//! 1 MiB chunks (an entry bigger than 128 KiB gets a dedicated chunk of its own): its tower of
+//! next-pointers, a 16-byte header (key and value lengths), the encoded internal key, and the
+//! value, contiguously. An iterator's `key()`/`value()` are slices into the arena, no copy.
+//! Nothing is freed before the memtable is dropped, then every chunk at once; this is what makes
+//! lock-free reading simple: a node, once seen, stays valid for as long as the list is alive
+//! (iterators own an `Arc` of it). The arena takes a short mutex per allocation; everything else
+//! is lock-free. [`Memtable::approximate_memory_usage`] reports the arena bytes in use.
+//!
+//! **Concurrency.** [`Memtable::insert`] takes `&self` and may run on many threads at once,
+//! concurrently with readers ([`Memtable::get`], [`MemtableIterator`]), which never block. An
+//! insert draws a random height (each level kept with probability 1/4, at most 12), allocates
+//! and fully initialises its node, finds its predecessor and successor at every level, and then
+//! links the node bottom-up, one compare-and-swap per level on the predecessor's link (as in
+//! RocksDB's `InlineSkipList::InsertConcurrently`). When a CAS fails because another node was
+//! linked there meanwhile, the search for that level resumes from the same predecessor (keys
+//! never change and nodes are never removed, so it is still before the new key). Linking level
+//! 0 is the moment the entry becomes visible; the higher levels are only shortcuts. An insert of
+//! an internal key that is already present (same user key, seqno and kind; never done by the
+//! engine) is detected at level 0 and dropped; its node stays unreachable in the arena.
+//!
+//! **Memory ordering.** A node's bytes are written with plain stores before it is published;
+//! the publishing CAS uses `Release` and readers load every link with `Acquire`, so a reader that
+//! reaches a node sees it fully initialised. Only links are ever written after publication, and
+//! only atomically. The list height is a `Relaxed` hint: a stale value only makes a search start
+//! lower, and a new one whose tall node is not linked yet only shows null links at the top of
+//! the head, which the search descends past. Readers therefore always see a sorted list in which
+//! every insert that finished before they started is present.
+//!
+//! **Iteration.** `next` follows level 0; `prev` searches for the predecessor from the top
+//! (O(log n), as in LevelDB) instead of keeping back-pointers.
+//!
+//! All `unsafe` code lives in the `skiplist` module (node layout and access), each block with
+//! the invariant that justifies it; the arena is safe code over `Vec` spare capacity.
+//!
+//! [`MemtableList`] holds the active memtable and the queue of immutable ones awaiting flush.
+
+mod arena;
+mod iter;
+mod list;
+mod memtable;
+mod skiplist;
+
+pub use iter::MemtableIterator;
+pub use list::MemtableList;
+pub use memtable::{Memtable, MemtableValue};

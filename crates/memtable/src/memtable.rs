@@ -1,0 +1,238 @@
+//! [`Memtable`]: a concurrent skiplist of internal keys plus the bookkeeping the engine needs.
+
+use std::cell::RefCell;
+use std::cmp::Ordering as CmpOrdering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, seqno_of, user_key};
+use riptide_common::{SeqNo, ValueKind};
+
+use crate::iter::MemtableIterator;
+use crate::skiplist::{Cursor, SkipList};
+
+/// The version of a key found by [`Memtable::get`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemtableValue {
+    /// Sequence number of the version.
+    pub seqno: SeqNo,
+    /// What the version is (a put, a tombstone...).
+    pub kind: ValueKind,
+    /// Its value (empty for tombstones).
+    pub value: Vec<u8>,
+}
+
+/// An in-memory, ordered table of internal keys. `Send + Sync`: inserts may come from many
+/// threads at once while others read. Memory is freed only when the memtable is dropped.
+pub struct Memtable {
+    id: u64,
+    list: Arc<SkipList>,
+    /// Smallest seqno inserted; `u64::MAX` while empty.
+    min_seqno: AtomicU64,
+    /// Largest seqno inserted plus one; 0 while empty.
+    max_seqno_plus_one: AtomicU64,
+}
+
+impl std::fmt::Debug for Memtable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memtable")
+            .field("id", &self.id)
+            .field("len", &self.len())
+            .field("memory_usage", &self.approximate_memory_usage())
+            .field("min_seqno", &self.min_seqno())
+            .field("max_seqno", &self.max_seqno())
+            .finish()
+    }
+}
+
+/// Keys up to this size are encoded in a reusable per-thread buffer; larger ones in a fresh
+/// vector (so that one huge key does not pin a huge buffer to the thread).
+const SCRATCH_LIMIT: usize = 4096;
+
+/// Calls `f` with the encoded internal key `(user_key, seqno, kind)`.
+fn with_internal_key<R>(
+    user_key: &[u8],
+    seqno: SeqNo,
+    kind: ValueKind,
+    f: impl FnOnce(&[u8]) -> R,
+) -> R {
+    thread_local! {
+        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let mut f = Some(f);
+    if user_key.len() <= SCRATCH_LIMIT {
+        let done = SCRATCH.try_with(|cell| {
+            let mut buf = cell.try_borrow_mut().ok()?;
+            buf.clear();
+            encode_internal_key(&mut buf, user_key, seqno, kind);
+            f.take().map(|f| f(&buf))
+        });
+        if let Ok(Some(r)) = done {
+            return r;
+        }
+    }
+    // Large key, thread shutting down, or (impossible) re-entrance: use a fresh buffer.
+    let mut buf = Vec::new();
+    encode_internal_key(&mut buf, user_key, seqno, kind);
+    match f.take() {
+        Some(f) => f(&buf),
+        // `f` is only taken by the scratch path, which then returned.
+        None => std::process::abort(),
+    }
+}
+
+impl Memtable {
+    /// An empty memtable. `id` is an opaque tag chosen by the caller (the engine uses the number
+    /// of the WAL segment that logs the memtable's writes).
+    pub fn new(id: u64) -> Self {
+        Memtable {
+            id,
+            list: Arc::new(SkipList::new()),
+            min_seqno: AtomicU64::new(u64::MAX),
+            max_seqno_plus_one: AtomicU64::new(0),
+        }
+    }
+
+    /// The tag given to [`Memtable::new`].
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Inserts one version of `user_key`. Safe to call from many threads at once; concurrent
+    /// readers see the entry as soon as this returns (or earlier), never half of it.
+    ///
+    /// `seqno` is stored modulo 2^56 like in every internal key (see
+    /// [`riptide_common::key::MAX_SEQNO`]). Returns false, changing nothing, if the very same
+    /// internal key (user key, seqno and kind) is already present; the engine never does that
+    /// since seqnos are unique.
+    pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) -> bool {
+        let inserted = with_internal_key(user_key, seqno, kind, |key| self.list.insert(key, value));
+        if inserted {
+            let seqno = seqno & MAX_SEQNO;
+            self.min_seqno.fetch_min(seqno, Ordering::Relaxed);
+            self.max_seqno_plus_one
+                .fetch_max(seqno + 1, Ordering::Relaxed);
+        }
+        inserted
+    }
+
+    /// The newest version of `user_key` with a seqno `<= snapshot` (it may be a tombstone);
+    /// `None` if there is none. Range tombstones (`ValueKind::RangeDelete`) are versions like any
+    /// other: one whose start key is `user_key` is returned as is.
+    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<MemtableValue> {
+        self.get_with(user_key, snapshot, |seqno, kind, value| MemtableValue {
+            seqno,
+            kind,
+            value: value.to_vec(),
+        })
+    }
+
+    /// Like [`Memtable::get`], but hands the version to `f` without copying its value.
+    pub fn get_with<R>(
+        &self,
+        key: &[u8],
+        snapshot: SeqNo,
+        f: impl FnOnce(SeqNo, ValueKind, &[u8]) -> R,
+    ) -> Option<R> {
+        // Entries before the target: smaller user keys, and versions of `key` newer than the
+        // snapshot (they sort first). This is `compare(entry, seek_key(key, snapshot)) == Less`
+        // without building the seek key.
+        let (entry_key, value) = self.list.first_not_before(|k| match user_key(k).cmp(key) {
+            CmpOrdering::Less => true,
+            CmpOrdering::Equal => seqno_of(k) > snapshot,
+            CmpOrdering::Greater => false,
+        })?;
+        let parsed = parse_internal_key(entry_key).ok()?;
+        (parsed.user_key == key).then(|| f(parsed.seqno, parsed.kind, value))
+    }
+
+    /// A bidirectional iterator over every entry, in internal-key order. It keeps the memtable
+    /// alive and sees entries inserted after it was made (there is no snapshot isolation at this
+    /// level: callers filter by seqno).
+    pub fn iter(self: &Arc<Self>) -> MemtableIterator {
+        MemtableIterator::new(Arc::clone(self), Cursor::new(Arc::clone(&self.list)))
+    }
+
+    /// Bytes of arena memory the entries occupy (node headers, links, keys, values, padding
+    /// and the unused tails of full arena chunks). Grows monotonically; use it to decide when
+    /// to switch memtables.
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    /// Bytes the memtable's arena reserved from the system allocator: whole chunks, so up to
+    /// one chunk (1 MiB) more than [`Memtable::approximate_memory_usage`]; most of a fresh
+    /// chunk is not yet backed by physical memory.
+    pub fn allocated_memory(&self) -> usize {
+        self.list.memory_reserved()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// True when there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Smallest seqno inserted, if any.
+    pub fn min_seqno(&self) -> Option<SeqNo> {
+        let s = self.min_seqno.load(Ordering::Relaxed);
+        (s != u64::MAX).then_some(s)
+    }
+
+    /// Largest seqno inserted, if any.
+    pub fn max_seqno(&self) -> Option<SeqNo> {
+        self.max_seqno_plus_one
+            .load(Ordering::Relaxed)
+            .checked_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memtable_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Memtable>();
+        check::<MemtableIterator>();
+    }
+
+    #[test]
+    fn get_finds_newest_visible_version() {
+        let m = Memtable::new(7);
+        assert_eq!(m.id(), 7);
+        assert!(m.is_empty());
+        assert_eq!(m.min_seqno(), None);
+        assert_eq!(m.max_seqno(), None);
+        assert!(m.insert(b"a", 1, ValueKind::Put, b"a1"));
+        assert!(m.insert(b"a", 3, ValueKind::Delete, b""));
+        assert!(m.insert(b"a", 5, ValueKind::Put, b"a5"));
+        assert!(m.insert(b"b", 2, ValueKind::Put, b"b2"));
+        assert!(!m.insert(b"b", 2, ValueKind::Put, b"other"));
+        assert_eq!(m.len(), 4);
+        assert_eq!(m.min_seqno(), Some(1));
+        assert_eq!(m.max_seqno(), Some(5));
+        assert_eq!(m.get(b"a", 0), None);
+        assert_eq!(m.get(b"a", 2).map(|v| v.value), Some(b"a1".to_vec()));
+        assert_eq!(m.get(b"a", 4).map(|v| v.kind), Some(ValueKind::Delete));
+        assert_eq!(m.get(b"a", u64::MAX).map(|v| v.seqno), Some(5));
+        assert_eq!(m.get(b"b", 9).map(|v| v.value), Some(b"b2".to_vec()));
+        assert_eq!(m.get(b"", 9), None);
+        assert_eq!(m.get(b"ab", 9), None);
+        assert_eq!(m.get(b"c", 9), None);
+        assert_eq!(m.get_with(b"a", 9, |_, _, v| v.len()), Some(2));
+    }
+
+    #[test]
+    fn huge_keys_bypass_the_scratch_buffer() {
+        let m = Memtable::new(0);
+        let k = vec![9u8; SCRATCH_LIMIT * 3];
+        assert!(m.insert(&k, 1, ValueKind::Put, b"v"));
+        assert_eq!(m.get(&k, 1).map(|v| v.value), Some(b"v".to_vec()));
+    }
+}
