@@ -1,1 +1,41 @@
-//! placeholder
+//! Block-based sorted string tables (SSTables) of the Riptide storage engine.
+//!
+//! A table is an immutable file of internal-key/value entries (see [`riptide_common::key`]) in
+//! [`compare_internal_keys`](riptide_common::key::compare_internal_keys) order. It is written
+//! once by a [`TableWriter`] and then read concurrently through an `Arc<`[`Table`]`>`: point
+//! lookups with [`Table::get`] (guarded by a whole-key bloom filter on user keys) and
+//! bidirectional scans with a [`TableIterator`], which implements
+//! [`InternalIterator`](riptide_common::InternalIterator).
+//!
+//! The file is a sequence of checksummed blocks followed by a fixed-size footer:
+//!
+//! ```text
+//! data block 0 | ... | data block N-1 | filter block | index block | properties block | footer
+//! ```
+//!
+//! Data blocks use key prefix compression with restart points and may be zstd-compressed; the
+//! index block maps a separator key per data block to its [`BlockHandle`](format::BlockHandle).
+//! Decompressed data blocks are shared between tables through a byte-bounded [`BlockCache`].
+//! The byte-level format is described in `FORMAT.md` next to this crate's `Cargo.toml`.
+//!
+//! Every byte read from disk is covered by a checksum, and every decode is bounds-checked:
+//! damaged files produce [`ErrorKind::Corruption`](riptide_common::ErrorKind::Corruption)
+//! errors that name the file and the block offset, never panics.
+
+pub mod block;
+pub mod cache;
+pub mod compression;
+pub mod filter;
+pub mod format;
+pub mod options;
+pub mod properties;
+pub mod table;
+pub mod table_iter;
+pub mod writer;
+
+pub use cache::{BlockCache, CacheStats};
+pub use options::{Compression, TableOptions};
+pub use properties::TableProperties;
+pub use table::{Table, TableStats, TableValue};
+pub use table_iter::TableIterator;
+pub use writer::TableWriter;

@@ -1,0 +1,96 @@
+//! Options that shape a table as it is written.
+
+use riptide_common::{Error, Result};
+
+/// How data blocks are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Blocks are stored as they are.
+    None,
+    /// Blocks are compressed with zstd at `level` (negative levels are zstd's fast modes). A
+    /// block whose compressed form does not save at least 1/8 of its size is stored
+    /// uncompressed.
+    Zstd {
+        /// The zstd compression level, within `zstd::compression_level_range()`.
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// A short name: `"none"` or `"zstd"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Zstd { .. } => "zstd",
+        }
+    }
+}
+
+/// Options for [`TableWriter`](crate::TableWriter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Target size in bytes of an uncompressed data block. A block is closed before the entry
+    /// that would make it exceed this size (a single large entry makes a larger block).
+    /// Default: 4096. Must be in `1..=1 GiB`.
+    pub block_size: usize,
+    /// Number of entries between restart points in data blocks (every restart point stores its
+    /// key in full and is a target of binary search). Default: 16. Must be at least 1.
+    pub restart_interval: usize,
+    /// Compression of data blocks. Default: `Compression::Zstd { level: 1 }`.
+    pub compression: Compression,
+    /// Bits per distinct user key in the bloom filter; 0 disables the filter (every lookup reads
+    /// the index and a data block). Default: 10 (about 1% false positives). At most 64.
+    pub bloom_bits_per_key: u32,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            block_size: 4096,
+            restart_interval: 16,
+            compression: Compression::Zstd { level: 1 },
+            bloom_bits_per_key: 10,
+        }
+    }
+}
+
+/// Largest accepted [`TableOptions::block_size`].
+pub const MAX_BLOCK_SIZE: usize = 1 << 30;
+
+/// Largest accepted [`TableOptions::bloom_bits_per_key`].
+pub const MAX_BLOOM_BITS_PER_KEY: u32 = 64;
+
+impl TableOptions {
+    /// Checks that every option is in range; `InvalidArgument` otherwise.
+    pub fn validate(&self) -> Result<()> {
+        if self.block_size == 0 || self.block_size > MAX_BLOCK_SIZE {
+            return Err(Error::invalid_argument(format!(
+                "table block_size {} is outside 1..={MAX_BLOCK_SIZE}",
+                self.block_size
+            )));
+        }
+        if self.restart_interval == 0 || self.restart_interval > u32::MAX as usize {
+            return Err(Error::invalid_argument(format!(
+                "table restart_interval {} must be at least 1",
+                self.restart_interval
+            )));
+        }
+        if self.bloom_bits_per_key > MAX_BLOOM_BITS_PER_KEY {
+            return Err(Error::invalid_argument(format!(
+                "table bloom_bits_per_key {} exceeds {MAX_BLOOM_BITS_PER_KEY}",
+                self.bloom_bits_per_key
+            )));
+        }
+        if let Compression::Zstd { level } = self.compression {
+            let range = zstd::compression_level_range();
+            if !range.contains(&level) {
+                return Err(Error::invalid_argument(format!(
+                    "zstd level {level} is outside {}..={}",
+                    range.start(),
+                    range.end()
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,358 @@
+//! Writing a table.
+
+use std::cmp::Ordering;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use riptide_common::checksum::checksum_parts;
+use riptide_common::key::{
+    MAX_SEQNO, compare_internal_keys, internal_key, parse_internal_key, user_key,
+};
+use riptide_common::{Error, IoResultExt, Result, ValueKind};
+
+use crate::block::{BlockBuilder, common_prefix_len};
+use crate::compression::{BlockCompressor, TYPE_NONE};
+use crate::filter::BloomFilterBuilder;
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
+use crate::options::TableOptions;
+use crate::properties::TableProperties;
+
+/// Largest accepted internal key plus value, in bytes.
+pub const MAX_ENTRY_SIZE: usize = 1 << 30;
+
+/// Where blocks go: the file, its current length and the compressor.
+struct BlockSink {
+    file: BufWriter<File>,
+    offset: u64,
+    compressor: BlockCompressor,
+    scratch: Vec<u8>,
+}
+
+impl BlockSink {
+    /// Writes `raw` (compressed if `compress` and worthwhile) plus its trailer.
+    fn write_block(&mut self, raw: &[u8], compress: bool, path: &Path) -> Result<BlockHandle> {
+        let kind = if compress {
+            self.compressor.compress(raw, &mut self.scratch)
+        } else {
+            TYPE_NONE
+        };
+        let stored: &[u8] = if kind == TYPE_NONE {
+            raw
+        } else {
+            &self.scratch
+        };
+        let sum = checksum_parts(&[stored, &[kind]]);
+        let mut trailer = [0u8; BLOCK_TRAILER_LEN];
+        let (t, s) = trailer.split_at_mut(1);
+        t.copy_from_slice(&[kind]);
+        s.copy_from_slice(&sum.to_le_bytes());
+        self.file.write_all(stored).at("write table", path)?;
+        self.file.write_all(&trailer).at("write table", path)?;
+        let handle = BlockHandle {
+            offset: self.offset,
+            size: stored.len() as u64,
+        };
+        self.offset += (stored.len() + BLOCK_TRAILER_LEN) as u64;
+        Ok(handle)
+    }
+}
+
+/// Writes a new table file. Entries must be added in strictly increasing
+/// [`compare_internal_keys`] order; [`finish`](Self::finish) completes and syncs the file.
+/// Dropping a writer without `finish` or [`abandon`](Self::abandon) leaves a partial file.
+pub struct TableWriter {
+    path: PathBuf,
+    opts: TableOptions,
+    sink: BlockSink,
+    data_block: BlockBuilder,
+    index_block: BlockBuilder,
+    filter: BloomFilterBuilder,
+    last_key: Vec<u8>,
+    pending_index: Option<BlockHandle>,
+    props: TableProperties,
+    failed: Option<Error>,
+}
+
+impl std::fmt::Debug for TableWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWriter")
+            .field("path", &self.path)
+            .field("entries", &self.props.entries)
+            .field("offset", &self.sink.offset)
+            .finish()
+    }
+}
+
+/// A separator `s` with `a <= s < b` (internal-key order), shorter than `a` when the user keys
+/// allow it.
+fn separator(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let (ua, ub) = (user_key(a), user_key(b));
+    let n = common_prefix_len(ua, ub);
+    if let (Some(&x), Some(&y)) = (ua.get(n), ub.get(n))
+        && n + 1 < ua.len()
+        && x < 0xff
+        && x + 1 < y
+        && let Some(prefix) = ua.get(..n)
+    {
+        let mut s = prefix.to_vec();
+        s.push(x + 1);
+        return internal_key(&s, MAX_SEQNO, ValueKind::Put);
+    }
+    a.to_vec()
+}
+
+impl TableWriter {
+    /// Creates `path` (which must not exist) for a new table.
+    pub fn create(path: &Path, opts: TableOptions) -> Result<Self> {
+        opts.validate()?;
+        let compressor = BlockCompressor::new(opts.compression)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .at("create table", path)?;
+        Ok(TableWriter {
+            path: path.to_path_buf(),
+            sink: BlockSink {
+                file: BufWriter::with_capacity(256 << 10, file),
+                offset: 0,
+                compressor,
+                scratch: Vec::new(),
+            },
+            data_block: BlockBuilder::new(opts.restart_interval),
+            index_block: BlockBuilder::new(1),
+            filter: BloomFilterBuilder::new(opts.bloom_bits_per_key),
+            last_key: Vec::new(),
+            pending_index: None,
+            props: TableProperties {
+                compression: opts.compression,
+                bloom_bits_per_key: opts.bloom_bits_per_key,
+                block_size: opts.block_size as u64,
+                restart_interval: opts.restart_interval as u64,
+                ..TableProperties::default()
+            },
+            opts,
+            failed: None,
+        })
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Adds an entry. `InvalidArgument` if the key is not a valid internal key, is not greater
+    /// than the previous one, or key plus value exceed [`MAX_ENTRY_SIZE`]. After an I/O error
+    /// every further call fails with it.
+    pub fn add(&mut self, internal_key: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let parsed = parse_internal_key(internal_key).map_err(|e| {
+            Error::invalid_argument(format!(
+                "table {}: not an internal key: {}",
+                self.path.display(),
+                e.context()
+            ))
+        })?;
+        if self.props.entries > 0
+            && compare_internal_keys(internal_key, &self.last_key) != Ordering::Greater
+        {
+            return Err(Error::invalid_argument(format!(
+                "table {}: keys must be added in strictly increasing order (entry {} is not \
+                 after the previous key)",
+                self.path.display(),
+                self.props.entries
+            )));
+        }
+        if internal_key.len().saturating_add(value.len()) > MAX_ENTRY_SIZE {
+            return Err(Error::invalid_argument(format!(
+                "table {}: entry of {} + {} bytes exceeds {MAX_ENTRY_SIZE}",
+                self.path.display(),
+                internal_key.len(),
+                value.len()
+            )));
+        }
+        if !self.data_block.is_empty()
+            && self.data_block.estimated_size()
+                + BlockBuilder::entry_size_bound(internal_key.len(), value.len())
+                > self.opts.block_size
+        {
+            self.flush_data_block()?;
+        }
+        if let Some(handle) = self.pending_index.take() {
+            let sep = separator(&self.last_key, internal_key);
+            let mut enc = Vec::with_capacity(20);
+            handle.encode_to(&mut enc);
+            self.index_block.add(&sep, &enc);
+        }
+        let p = &mut self.props;
+        if p.entries == 0 {
+            p.smallest_key = internal_key.to_vec();
+            p.min_seqno = parsed.seqno;
+            p.max_seqno = parsed.seqno;
+            self.filter.add_key(parsed.user_key);
+        } else {
+            if user_key(&self.last_key) != parsed.user_key {
+                self.filter.add_key(parsed.user_key);
+            }
+            p.min_seqno = p.min_seqno.min(parsed.seqno);
+            p.max_seqno = p.max_seqno.max(parsed.seqno);
+        }
+        p.entries += 1;
+        if parsed.kind.is_tombstone() {
+            p.tombstones += 1;
+        } else if parsed.kind == ValueKind::RangeDelete {
+            p.range_deletes += 1;
+        }
+        p.raw_key_bytes += internal_key.len() as u64;
+        p.raw_value_bytes += value.len() as u64;
+        self.data_block.add(internal_key, value);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(internal_key);
+        Ok(())
+    }
+
+    fn record<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            self.failed = Some(e.clone());
+        }
+        r
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        let compress = true;
+        let r = self
+            .sink
+            .write_block(self.data_block.finish(), compress, &self.path);
+        let handle = self.record(r)?;
+        self.props.data_blocks += 1;
+        self.props.data_size += handle.size + BLOCK_TRAILER_LEN as u64;
+        self.data_block.reset();
+        self.pending_index = Some(handle);
+        Ok(())
+    }
+
+    /// Approximate size of the file if finished now.
+    pub fn estimated_file_size(&self) -> u64 {
+        self.sink.offset
+            + self.data_block.estimated_size() as u64
+            + self.index_block.estimated_size() as u64
+            + (self.filter.len() as u64 * u64::from(self.opts.bloom_bits_per_key)) / 8
+            + 512
+            + FOOTER_LEN as u64
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Writes the last data block, the filter, index and properties blocks and the footer,
+    /// then fsyncs the file (not its directory: the caller does that). On failure the file is
+    /// removed. Returns the table's properties.
+    pub fn finish(mut self) -> Result<TableProperties> {
+        match self.finish_inner() {
+            Ok(p) => Ok(p),
+            Err(e) => {
+                let path = self.path.clone();
+                drop(self);
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    fn finish_inner(&mut self) -> Result<TableProperties> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if !self.data_block.is_empty() {
+            self.flush_data_block()?;
+        }
+        if let Some(handle) = self.pending_index.take() {
+            let mut enc = Vec::with_capacity(20);
+            handle.encode_to(&mut enc);
+            self.index_block.add(&self.last_key, &enc);
+        }
+        let path = self.path.clone();
+        let filter = self.filter.finish();
+        let filter_handle = self.sink.write_block(&filter, false, &path)?;
+        let index_handle = self
+            .sink
+            .write_block(self.index_block.finish(), false, &path)?;
+        let p = &mut self.props;
+        p.largest_key = self.last_key.clone();
+        p.filter_size = filter_handle.size + BLOCK_TRAILER_LEN as u64;
+        p.index_size = index_handle.size + BLOCK_TRAILER_LEN as u64;
+        p.creation_time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let props_block = p.encode();
+        let props_handle = self.sink.write_block(&props_block, false, &path)?;
+        let footer = Footer {
+            index: index_handle,
+            filter: filter_handle,
+            properties: props_handle,
+        }
+        .encode();
+        self.sink.file.write_all(&footer).at("write table", &path)?;
+        self.sink.offset += footer.len() as u64;
+        self.sink.file.flush().at("write table", &path)?;
+        self.sink
+            .file
+            .get_ref()
+            .sync_all()
+            .at("fsync table", &path)?;
+        self.props.file_size = self.sink.offset;
+        Ok(self.props.clone())
+    }
+
+    /// Stops writing and removes the file.
+    pub fn abandon(self) -> Result<()> {
+        let path = self.path.clone();
+        let (file, _unwritten) = self.sink.file.into_parts();
+        drop(file);
+        std::fs::remove_file(&path).at("remove abandoned table", &path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_sit_between() {
+        let cases: [(&[u8], &[u8]); 5] = [
+            (b"abcdef", b"abzz"),
+            (b"abc", b"abd"),
+            (b"a", b"b"),
+            (b"abc\xff\xff", b"abd"),
+            (b"helloworld", b"hellz"),
+        ];
+        for (a, b) in cases {
+            let ka = internal_key(a, 5, ValueKind::Put);
+            let kb = internal_key(b, 9, ValueKind::Put);
+            let s = separator(&ka, &kb);
+            assert_ne!(
+                compare_internal_keys(&s, &ka),
+                Ordering::Less,
+                "{a:?} {b:?}"
+            );
+            assert_eq!(
+                compare_internal_keys(&s, &kb),
+                Ordering::Less,
+                "{a:?} {b:?}"
+            );
+        }
+        let s = separator(
+            &internal_key(b"abcdef", 5, ValueKind::Put),
+            &internal_key(b"abzz", 5, ValueKind::Put),
+        );
+        assert_eq!(user_key(&s), b"abd");
+        let ka = internal_key(b"same", 9, ValueKind::Put);
+        let kb = internal_key(b"same", 3, ValueKind::Put);
+        assert_eq!(separator(&ka, &kb), ka);
+    }
+}

@@ -1,0 +1,121 @@
+//! The block cache counts hits, misses and inserts, never exceeds its byte bound, and keeps
+//! tables (even of the same file opened twice) apart.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use riptide_common::InternalIterator;
+use riptide_sstable::cache::BLOCK_CHARGE_OVERHEAD;
+use riptide_sstable::{BlockCache, Compression, Table, TableOptions};
+
+fn opts() -> TableOptions {
+    TableOptions {
+        block_size: 1024,
+        compression: Compression::None,
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn hits_misses_and_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(BlockCache::new(64 << 20));
+    let entries = common::simple_entries(1000, 50);
+    let t = common::build(dir.path(), "t.sst", &entries, opts(), Some(cache.clone()));
+    let blocks = t.properties().data_blocks;
+    assert!(blocks > 20);
+    assert_eq!(cache.stats().inserts, 0);
+
+    let read = common::read_everything(&t).unwrap();
+    assert_eq!(read.len(), 1000);
+    let s = cache.stats();
+    assert_eq!(s.misses, blocks);
+    assert_eq!(s.inserts, blocks);
+    assert_eq!(t.stats().blocks_read, blocks);
+    assert!(s.usage_bytes >= blocks * (1 + BLOCK_CHARGE_OVERHEAD));
+    assert!(s.usage_bytes <= s.capacity_bytes);
+    assert_eq!(s.entries, blocks);
+
+    // Everything is cached now: gets only hit.
+    for (k, _) in &entries {
+        let uk = riptide_common::key::user_key(k);
+        assert!(t.get(uk, u64::MAX >> 8).unwrap().is_some());
+    }
+    let s2 = cache.stats();
+    assert_eq!(s2.misses, s.misses);
+    assert_eq!(s2.inserts, s.inserts);
+    assert!(s2.hits >= 1000);
+    assert_eq!(t.stats().blocks_read, blocks);
+
+    // The same file opened again gets a new id: its blocks are its own.
+    let t2 = Table::open(t.path(), Some(cache.clone())).unwrap();
+    assert_ne!(t.id(), t2.id());
+    let mut it = t2.iter();
+    it.seek_to_first().unwrap();
+    assert_eq!(cache.stats().misses, s2.misses + 1);
+}
+
+#[test]
+fn byte_bound_is_respected() {
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = 32 << 10;
+    let cache = Arc::new(BlockCache::new(capacity));
+    let entries = common::simple_entries(5000, 50);
+    let t = common::build(dir.path(), "t.sst", &entries, opts(), Some(cache.clone()));
+    assert!(t.properties().data_size > 8 * capacity);
+    for round in 0..3 {
+        for (i, (k, v)) in entries.iter().enumerate() {
+            let uk = riptide_common::key::user_key(k);
+            assert_eq!(&t.get(uk, u64::MAX >> 8).unwrap().unwrap().value, v);
+            if i % 97 == 0 {
+                let s = cache.stats();
+                assert!(s.usage_bytes <= capacity, "round {round}: {s:?}");
+            }
+        }
+    }
+    let s = cache.stats();
+    assert!(s.usage_bytes <= capacity, "{s:?}");
+    assert!(s.usage_bytes > 0, "{s:?}");
+    assert!(s.misses > t.properties().data_blocks, "{s:?}");
+    assert!(s.hits > 0);
+    // Iterators hold their block even once it is evicted.
+    let mut it = t.iter();
+    it.seek_to_first().unwrap();
+    let first = it.key().to_vec();
+    cache.clear();
+    assert_eq!(it.key(), first);
+    it.next().unwrap();
+    assert!(it.valid());
+}
+
+#[test]
+fn concurrent_readers_share_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(BlockCache::new(256 << 10));
+    let entries = Arc::new(common::simple_entries(3000, 40));
+    let t = common::build(
+        dir.path(),
+        "t.sst",
+        &entries,
+        TableOptions::default(),
+        Some(cache),
+    );
+    let handles: Vec<_> = (0..4)
+        .map(|n| {
+            let t = t.clone();
+            let entries = entries.clone();
+            std::thread::spawn(move || {
+                for (k, v) in entries.iter().skip(n).step_by(3) {
+                    let uk = riptide_common::key::user_key(k);
+                    assert_eq!(&t.get(uk, u64::MAX >> 8).unwrap().unwrap().value, v);
+                }
+                assert_eq!(common::read_everything(&t).unwrap().len(), entries.len());
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
