@@ -1,0 +1,111 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use riptide_common::key::{internal_key, parse_internal_key};
+use riptide_common::{InternalIterator, SeqNo, ValueKind};
+use riptide_compaction::{FileMeta, TableHandle, table_file_path};
+use riptide_sstable::{TableOptions, TableWriter};
+
+/// One version of a key, as the tests describe it.
+pub type Entry = (Vec<u8>, SeqNo, ValueKind, Vec<u8>);
+
+pub fn put(k: &str, s: SeqNo, v: &str) -> Entry {
+    (
+        k.as_bytes().to_vec(),
+        s,
+        ValueKind::Put,
+        v.as_bytes().to_vec(),
+    )
+}
+
+pub fn del(k: &str, s: SeqNo) -> Entry {
+    (k.as_bytes().to_vec(), s, ValueKind::Delete, Vec::new())
+}
+
+pub fn sdel(k: &str, s: SeqNo) -> Entry {
+    (
+        k.as_bytes().to_vec(),
+        s,
+        ValueKind::SingleDelete,
+        Vec::new(),
+    )
+}
+
+/// Writes `entries` (any order) as table `number` in `dir` and opens it.
+pub fn write_table(dir: &Path, number: u64, entries: &[Entry]) -> Arc<TableHandle> {
+    let mut v: Vec<(Vec<u8>, Vec<u8>)> = entries
+        .iter()
+        .map(|(k, s, kind, val)| (internal_key(k, *s, *kind), val.clone()))
+        .collect();
+    v.sort_by(|a, b| riptide_common::key::compare_internal_keys(&a.0, &b.0));
+    let path = table_file_path(dir, number);
+    let mut w = TableWriter::create(&path, TableOptions::default()).unwrap();
+    for (k, val) in &v {
+        w.add(k, val).unwrap();
+    }
+    let p = w.finish().unwrap();
+    let meta = FileMeta {
+        number,
+        file_size: p.file_size,
+        smallest: p.smallest_key,
+        largest: p.largest_key,
+        min_seqno: p.min_seqno,
+        max_seqno: p.max_seqno,
+        entries: p.entries,
+        tombstones: p.tombstones,
+    };
+    Arc::new(TableHandle::open(dir, meta, None).unwrap())
+}
+
+/// Every entry of an iterator, decoded.
+pub fn read_all(it: &mut dyn InternalIterator) -> Vec<Entry> {
+    let mut out = Vec::new();
+    it.seek_to_first().unwrap();
+    while it.valid() {
+        let p = parse_internal_key(it.key()).unwrap();
+        out.push((p.user_key.to_vec(), p.seqno, p.kind, it.value().to_vec()));
+        it.next().unwrap();
+    }
+    out
+}
+
+/// Every entry of several tables, in order.
+pub fn read_tables(tables: &[Arc<TableHandle>]) -> Vec<Entry> {
+    tables
+        .iter()
+        .flat_map(|t| read_all(&mut t.iter()))
+        .collect()
+}
+
+/// Short names of entries (`a9P`), for readable assertions.
+pub fn names(entries: &[Entry]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|(k, s, kind, _)| {
+            let c = match kind {
+                ValueKind::Put => 'P',
+                ValueKind::Delete => 'D',
+                ValueKind::SingleDelete => 'S',
+                ValueKind::RangeDelete => 'R',
+            };
+            format!("{}{s}{c}", String::from_utf8_lossy(k))
+        })
+        .collect()
+}
+
+/// A file meta with made-up contents, for manifest-only tests.
+pub fn fake_meta(number: u64, a: &str, b: &str, seq: SeqNo) -> FileMeta {
+    FileMeta {
+        number,
+        file_size: 1000 + number,
+        smallest: internal_key(a.as_bytes(), seq, ValueKind::Put),
+        largest: internal_key(b.as_bytes(), seq, ValueKind::Delete),
+        min_seqno: seq.saturating_sub(3),
+        max_seqno: seq,
+        entries: 10 * number,
+        tombstones: number,
+    }
+}
