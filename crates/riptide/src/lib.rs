@@ -1,1 +1,64 @@
-//! placeholder
+//! Riptide: an LSM-tree storage engine for write-heavy workloads.
+//!
+//! Open a [`Db`] on a directory, write with [`Db::put`] / [`Db::delete`] /
+//! [`Db::write`] (atomic [`WriteBatch`]es, also across column families), read with
+//! [`Db::get`], iterate with [`Db::iter`], pin a consistent view with [`Db::snapshot`].
+//! Every write goes to a write-ahead log first (group-committed, fsynced per
+//! [`SyncMode`]), then to an in-memory table; full memtables are flushed to sorted table
+//! files in the background and merged by compaction.
+//!
+//! ```
+//! use riptide::{Db, Options, ReadOptions, WriteBatch};
+//!
+//! # fn main() -> riptide::Result<()> {
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Db::open(dir.path(), Options::default())?;
+//!
+//! let mut batch = WriteBatch::new();
+//! batch.put(b"apple", b"red").put(b"banana", b"yellow").delete(b"cherry");
+//! db.write(batch)?;
+//!
+//! let before = db.snapshot();
+//! db.put(b"apple", b"green")?;
+//! assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"green"[..]));
+//! assert_eq!(
+//!     db.get_cf_opt(&db.default_cf(), b"apple", &ReadOptions::default().snapshot(&before))?,
+//!     Some(b"red".to_vec())
+//! );
+//!
+//! let mut it = db.iter(ReadOptions::default())?;
+//! it.seek_to_first()?;
+//! let mut keys = Vec::new();
+//! while it.valid() {
+//!     keys.push(it.key().to_vec());
+//!     it.next()?;
+//! }
+//! assert_eq!(keys, vec![b"apple".to_vec(), b"banana".to_vec()]);
+//! db.close()?;
+//! # Ok(()) }
+//! ```
+
+mod background;
+mod batch;
+mod cf;
+mod db;
+mod iterator;
+mod lock;
+mod options;
+mod recovery;
+mod snapshot;
+mod stats;
+
+pub use batch::WriteBatch;
+pub use cf::{ColumnFamily, KeyVersion};
+pub use db::{DEFAULT_CF_NAME, Db};
+pub use iterator::DbIterator;
+pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
+pub use riptide_common::{Error, ErrorKind, Result, SeqNo};
+pub use snapshot::Snapshot;
+pub use stats::{LevelStats, Statistics};
+
+/// The README's example, compiled and run as a doc test so it cannot rot.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,0 +1,696 @@
+//! [`Db`]: the engine facade. Opening and recovery, the write path (group commit -> WAL ->
+//! memtables), reads, column families, flush, statistics and close.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use riptide_common::write_batch::WriteBatch as RawBatch;
+use riptide_common::{CfId, DEFAULT_CF_ID, Error, IoResultExt, Result, SeqNo};
+use riptide_compaction::{VersionEdit, VersionSet};
+use riptide_memtable::Memtable;
+use riptide_sstable::BlockCache;
+use riptide_wal::{GroupCommit, Wal};
+
+use crate::batch::WriteBatch;
+use crate::cf::{CfData, CfView, ColumnFamily, KeyVersion};
+use crate::iterator::DbIterator;
+use crate::lock::DirLock;
+use crate::options::{Options, ReadOptions};
+use crate::snapshot::{Snapshot, SnapshotList};
+use crate::stats::{Counters, LevelStats, Statistics};
+
+/// Name of the default column family, which always exists.
+pub const DEFAULT_CF_NAME: &str = "default";
+
+/// How often a waiting writer or `flush()` re-checks progress even without a wake-up.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// State shared with the background worker.
+#[derive(Debug, Default)]
+pub(crate) struct BgState {
+    /// Work may be waiting (a frozen memtable or a compaction trigger).
+    pub(crate) pending: bool,
+    /// The worker should exit.
+    pub(crate) shutdown: bool,
+    /// The first background failure; the database is read-only from then on.
+    pub(crate) error: Option<Error>,
+}
+
+/// Everything shared by the `Db` handle, its background worker and in-flight writers.
+pub(crate) struct DbInner {
+    pub(crate) path: PathBuf,
+    pub(crate) options: Options,
+    pub(crate) wal: Wal,
+    pub(crate) commit_queue: GroupCommit<RawBatch>,
+    /// Held by the group-commit leader while it writes, and by anyone who swaps memtables.
+    pub(crate) write_lock: Mutex<()>,
+    pub(crate) versions: Mutex<VersionSet>,
+    pub(crate) cfs: RwLock<BTreeMap<CfId, Arc<CfData>>>,
+    /// The last sequence number whose write is fully applied and visible.
+    pub(crate) last_seqno: AtomicU64,
+    pub(crate) snapshots: Arc<SnapshotList>,
+    pub(crate) cache: Arc<BlockCache>,
+    pub(crate) counters: Counters,
+    pub(crate) bg: Mutex<BgState>,
+    pub(crate) bg_cv: Condvar,
+    pub(crate) closed: AtomicBool,
+    _lock: DirLock,
+}
+
+/// An open Riptide database. Share it between threads with `Arc<Db>`; every method takes
+/// `&self`. Dropping it closes it (use [`Db::close`] to see the error, if any).
+///
+/// ```
+/// # fn main() -> riptide::Result<()> {
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = riptide::Db::open(dir.path(), riptide::Options::default())?;
+/// db.put(b"hello", b"world")?;
+/// assert_eq!(db.get(b"hello")?, Some(b"world".to_vec()));
+/// db.close()?;
+/// # Ok(()) }
+/// ```
+pub struct Db {
+    inner: Arc<DbInner>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Opens (or, with `create_if_missing`, creates) the database in directory `path`:
+    /// takes the directory lock, loads the manifest, replays the WAL into memtables, flushes
+    /// them to tables, and starts the background worker.
+    ///
+    /// Fails with `Busy` if another process (or `Db`) has it open, `Corruption` naming the
+    /// file and offset if stored data is damaged beyond what the recovery mode tolerates.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = crate::recovery::open(path.as_ref(), options)?;
+        let inner = Arc::new(inner);
+        let worker_inner = Arc::clone(&inner);
+        let worker = std::thread::Builder::new()
+            .name("riptide-bg".into())
+            .spawn(move || crate::background::run(&worker_inner))
+            .map_err(|e| Error::io("start the background worker thread", e))?;
+        let db = Db {
+            inner,
+            worker: Mutex::new(Some(worker)),
+        };
+        db.inner.schedule_background();
+        Ok(db)
+    }
+
+    /// The directory of this database.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The sequence number of the newest visible write.
+    pub fn latest_seqno(&self) -> SeqNo {
+        self.inner.last_seqno.load(Ordering::Acquire)
+    }
+
+    /// Sets `key` to `value` in the default column family.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.put(key, value);
+        self.inner.write_raw(b)
+    }
+
+    /// Deletes `key` from the default column family (a no-op if absent).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.delete(key);
+        self.inner.write_raw(b)
+    }
+
+    /// Deletes `key` from the default column family with a *single delete*: a tombstone
+    /// that cancels out with the put it meets in compaction, leaving nothing behind, so
+    /// delete-heavy workloads do not leave tombstones for scans to walk.
+    ///
+    /// The contract (RocksDB's `SingleDelete`): since the previous single delete of `key` (or
+    /// ever), `key` was put exactly once and never deleted with [`Db::delete`]. The MariaDB
+    /// handler keeps it for secondary index entries (put on insert, single-deleted on delete).
+    /// If it is broken, reads of `key` are undefined: an older value may reappear.
+    pub fn single_delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.single_delete(key);
+        self.inner.write_raw(b)
+    }
+
+    /// Reads the newest value of `key` in the default column family.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(&self.default_cf(), key, &ReadOptions::default())
+    }
+
+    /// Sets `key` to `value` in `cf`.
+    pub fn put_cf(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.put_cf(cf.id(), key, value);
+        self.inner.write_raw(b)
+    }
+
+    /// Deletes `key` from `cf`.
+    pub fn delete_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.delete_cf(cf.id(), key);
+        self.inner.write_raw(b)
+    }
+
+    /// Single-deletes `key` from `cf` (see [`Db::single_delete`]).
+    pub fn single_delete_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        let mut b = RawBatch::new();
+        b.single_delete_cf(cf.id(), key);
+        self.inner.write_raw(b)
+    }
+
+    /// Reads the newest value of `key` in `cf`.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, key, &ReadOptions::default())
+    }
+
+    /// Reads `key` in `cf` with options (for example at a snapshot).
+    pub fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        opts: &ReadOptions<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        // Take the view before the sequence number: everything a compaction dropped from
+        // this view was shadowed by a version at or below the number read next.
+        let view = cf.data.view();
+        let snapshot = match opts.snapshot {
+            Some(s) => s.seqno(),
+            None => self.inner.last_seqno.load(Ordering::Acquire),
+        };
+        Counters::add(&self.inner.counters.gets, 1);
+        view.get(key, snapshot)
+            .map_err(|e| e.with_context(format!("get in column family {:?}", cf.name())))
+    }
+
+    /// Every stored version of `key` in `cf`, in every memtable and table, newest source
+    /// first (versions not yet removed by compaction; a debugging aid like RocksDB's
+    /// `GetAllKeyVersions`).
+    pub fn key_versions(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Vec<KeyVersion>> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        cf.data.view().key_versions(key)
+    }
+
+    /// Applies every write of `batch` atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner.write_raw(batch.raw)
+    }
+
+    /// Takes a snapshot of the current state. Reads through it see exactly what was
+    /// committed before this call, for as long as it lives.
+    pub fn snapshot(&self) -> Snapshot {
+        // Registered under the snapshot lock: a compaction that reads the list afterwards
+        // keeps what this snapshot needs; one that read it before only dropped versions
+        // shadowed at or below the sequence number read here.
+        let seqno = self.inner.last_seqno.load(Ordering::Acquire);
+        self.inner.snapshots.register(seqno)
+    }
+
+    /// An iterator over the default column family.
+    pub fn iter(&self, opts: ReadOptions<'_>) -> Result<DbIterator> {
+        self.iter_cf(&self.default_cf(), opts)
+    }
+
+    /// An iterator over `cf`, at the options' snapshot (or now) and within their bounds.
+    pub fn iter_cf(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<DbIterator> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        let view = cf.data.view();
+        let snapshot = match opts.snapshot {
+            Some(s) => s.seqno(),
+            None => self.inner.last_seqno.load(Ordering::Acquire),
+        };
+        let merged = view.merged_iter();
+        Ok(DbIterator::new(
+            view,
+            merged,
+            snapshot,
+            opts.lower_bound,
+            opts.upper_bound,
+        ))
+    }
+
+    /// The default column family.
+    pub fn default_cf(&self) -> ColumnFamily {
+        // The default column family can never be dropped, so it is always in the map.
+        let cfs = self.inner.cfs.read();
+        match cfs.get(&DEFAULT_CF_ID) {
+            Some(data) => ColumnFamily {
+                data: Arc::clone(data),
+            },
+            None => unreachable_default_cf(),
+        }
+    }
+
+    /// The column family called `name`, if it exists.
+    pub fn cf(&self, name: &str) -> Option<ColumnFamily> {
+        self.inner
+            .cfs
+            .read()
+            .values()
+            .find(|d| d.name == name)
+            .map(|d| ColumnFamily {
+                data: Arc::clone(d),
+            })
+    }
+
+    /// Names of every column family, default first.
+    pub fn list_cfs(&self) -> Vec<String> {
+        self.inner
+            .cfs
+            .read()
+            .values()
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
+    /// Creates a column family. Fails with `Busy` if the name is taken.
+    pub fn create_cf(&self, name: &str) -> Result<ColumnFamily> {
+        self.inner.check_writable()?;
+        if name.is_empty() {
+            return Err(Error::invalid_argument("column family name is empty"));
+        }
+        let _w = self.inner.write_lock.lock();
+        if self.cf(name).is_some() {
+            return Err(Error::busy(format!(
+                "column family {name:?} already exists"
+            )));
+        }
+        let mut vs = self.inner.versions.lock();
+        let id = vs.state().next_cf_id;
+        let segment = self.inner.wal.current_segment();
+        let version = vs.apply(vec![
+            VersionEdit::AddCf {
+                id,
+                name: name.to_string(),
+            },
+            VersionEdit::SetLogNumber {
+                cf: id,
+                log_number: segment,
+            },
+        ])?;
+        let data = CfData::new(
+            id,
+            name.to_string(),
+            CfView {
+                cf_id: id,
+                mem: Arc::new(Memtable::new(segment)),
+                imms: Vec::new(),
+                version: Arc::clone(&version),
+            },
+        );
+        self.inner.cfs.write().insert(id, Arc::clone(&data));
+        self.inner.install_version(&version);
+        Ok(ColumnFamily { data })
+    }
+
+    /// Drops a column family: its data becomes unreachable at once and its files are deleted
+    /// when no iterator uses them. The default column family cannot be dropped.
+    pub fn drop_cf(&self, cf: &ColumnFamily) -> Result<()> {
+        self.inner.check_writable()?;
+        if cf.id() == DEFAULT_CF_ID {
+            return Err(Error::invalid_argument(
+                "the default column family cannot be dropped",
+            ));
+        }
+        check_live(cf)?;
+        let _w = self.inner.write_lock.lock();
+        let mut vs = self.inner.versions.lock();
+        let version = vs.apply(vec![VersionEdit::DropCf { id: cf.id() }])?;
+        cf.data.dropped.store(true, Ordering::Release);
+        self.inner.cfs.write().remove(&cf.id());
+        self.inner.install_version(&version);
+        Ok(())
+    }
+
+    /// Flushes every column family's memtable to a table and waits until done, so the WAL
+    /// is no longer needed for what was written before the call.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.check_writable()?;
+        let mut waiting = Vec::new();
+        {
+            let _w = self.inner.write_lock.lock();
+            let cfs: Vec<_> = self.inner.cfs.read().values().cloned().collect();
+            for cf in cfs {
+                if !cf.view().mem.is_empty() {
+                    let frozen = self.inner.switch_memtable(&cf)?;
+                    waiting.push((cf, frozen));
+                }
+            }
+        }
+        self.inner.schedule_background();
+        let mut bg = self.inner.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(e.clone().with_context("flush failed in the background"));
+            }
+            waiting.retain(|(cf, m)| {
+                !cf.is_dropped() && cf.view().imms.iter().any(|x| Arc::ptr_eq(x, m))
+            });
+            if waiting.is_empty() {
+                return Ok(());
+            }
+            self.inner.bg_cv.wait_for(&mut bg, WAIT_SLICE);
+        }
+    }
+
+    /// A snapshot of the engine's statistics.
+    pub fn statistics(&self) -> Statistics {
+        self.inner.statistics()
+    }
+
+    /// Closes the database: waits for the write in progress, stops background work (a flush
+    /// in progress finishes), syncs the WAL and releases the directory lock. Writes acknowledged
+    /// before `close` are durable per the sync mode; later calls on other handles fail with
+    /// `Closed`.
+    pub fn close(self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        // Wait for a leader that is writing right now.
+        drop(self.inner.write_lock.lock());
+        {
+            let mut bg = self.inner.bg.lock();
+            bg.shutdown = true;
+            self.inner.bg_cv.notify_all();
+        }
+        if let Some(handle) = self.worker.lock().take()
+            && handle.join().is_err()
+        {
+            log::error!("riptide background worker panicked");
+        }
+        self.inner.wal.close()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            log::error!("closing database {}: {e}", self.inner.path.display());
+        }
+    }
+}
+
+#[cold]
+fn unreachable_default_cf() -> ! {
+    // The map always holds the default column family: open creates it and drop_cf refuses it.
+    std::process::abort()
+}
+
+fn check_live(cf: &ColumnFamily) -> Result<()> {
+    if cf.data.is_dropped() {
+        return Err(Error::not_found(format!(
+            "column family {:?} was dropped",
+            cf.name()
+        )));
+    }
+    Ok(())
+}
+
+impl DbInner {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        path: PathBuf,
+        options: Options,
+        wal: Wal,
+        versions: VersionSet,
+        cfs: BTreeMap<CfId, Arc<CfData>>,
+        last_seqno: SeqNo,
+        cache: Arc<BlockCache>,
+        lock: DirLock,
+    ) -> DbInner {
+        DbInner {
+            path,
+            options,
+            wal,
+            commit_queue: GroupCommit::new(),
+            write_lock: Mutex::new(()),
+            versions: Mutex::new(versions),
+            cfs: RwLock::new(cfs),
+            last_seqno: AtomicU64::new(last_seqno),
+            snapshots: Arc::new(SnapshotList::default()),
+            cache,
+            counters: Counters::default(),
+            bg: Mutex::new(BgState::default()),
+            bg_cv: Condvar::new(),
+            closed: AtomicBool::new(false),
+            _lock: lock,
+        }
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::closed(format!(
+                "database {} is closed",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        if let Some(e) = &self.bg.lock().error {
+            return Err(Error::closed(format!(
+                "database {} is read-only after a background error: {e}",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Wakes the background worker.
+    pub(crate) fn schedule_background(&self) {
+        let mut bg = self.bg.lock();
+        bg.pending = true;
+        self.bg_cv.notify_all();
+    }
+
+    /// Commits one batch through the group-commit queue.
+    pub(crate) fn write_raw(&self, batch: RawBatch) -> Result<()> {
+        self.check_writable()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        {
+            let cfs = self.cfs.read();
+            for entry in batch.iter() {
+                let entry = entry?;
+                if !cfs.contains_key(&entry.cf) {
+                    return Err(Error::not_found(format!(
+                        "column family id {} does not exist (was it dropped?)",
+                        entry.cf
+                    )));
+                }
+            }
+        }
+        self.commit_queue
+            .submit(batch, |group| self.commit_group(group))
+    }
+
+    /// The group-commit leader's work: make room, number, log, apply, publish.
+    fn commit_group(&self, group: &mut Vec<RawBatch>) -> Result<()> {
+        let _w = self.write_lock.lock();
+        self.check_writable()?;
+        let cfs: Vec<Arc<CfData>> = self.cfs.read().values().cloned().collect();
+        for cf in &cfs {
+            if cf.view().mem.approximate_memory_usage() >= self.options.write_buffer_size {
+                self.switch_memtable(cf)?;
+            }
+        }
+
+        let first = self.last_seqno.load(Ordering::Acquire) + 1;
+        let mut next = first;
+        let mut keys = 0u64;
+        for b in group.iter_mut() {
+            b.set_seqno(next);
+            next += b.len() as u64;
+            keys += b.len() as u64;
+        }
+        match group.as_slice() {
+            [single] => self.wal.append(single.data())?,
+            many => {
+                let mut merged = RawBatch::new();
+                for b in many {
+                    merged.append(b);
+                }
+                merged.set_seqno(first);
+                self.wal.append(merged.data())?;
+            }
+        }
+
+        let mems: HashMap<CfId, Arc<Memtable>> = cfs
+            .iter()
+            .map(|cf| (cf.id, Arc::clone(&cf.view().mem)))
+            .collect();
+        let mut user_bytes = 0u64;
+        for b in group.iter() {
+            for (seqno, entry) in (b.seqno()..).zip(b.iter()) {
+                let entry = entry?;
+                if let Some(mem) = mems.get(&entry.cf) {
+                    mem.insert(entry.key, seqno, entry.kind, entry.value);
+                }
+                user_bytes += (entry.key.len() + entry.value.len()) as u64;
+            }
+        }
+        self.last_seqno.store(next - 1, Ordering::Release);
+        Counters::add(&self.counters.keys_written, keys);
+        Counters::add(&self.counters.user_bytes_written, user_bytes);
+        Counters::add(&self.counters.write_groups, 1);
+        Ok(())
+    }
+
+    /// Freezes `cf`'s active memtable and starts a new one in a new WAL segment. Waits
+    /// (counted as a stall) while the frozen queue is full. Caller holds `write_lock`.
+    /// Returns the frozen memtable.
+    pub(crate) fn switch_memtable(&self, cf: &Arc<CfData>) -> Result<Arc<Memtable>> {
+        let max = self.options.max_immutable_memtables;
+        if cf.view().imms.len() >= max {
+            let start = Instant::now();
+            Counters::add(&self.counters.stall_count, 1);
+            let mut bg = self.bg.lock();
+            while cf.view().imms.len() >= max {
+                if let Some(e) = &bg.error {
+                    return Err(Error::closed(format!(
+                        "database is read-only after a background error: {e}"
+                    )));
+                }
+                if bg.shutdown || self.closed.load(Ordering::Acquire) {
+                    return Err(Error::closed(
+                        "database closed while a write waited for flush",
+                    ));
+                }
+                bg.pending = true;
+                self.bg_cv.notify_all();
+                self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
+            }
+            Counters::add(
+                &self.counters.stall_micros,
+                u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+            );
+        }
+        let segment = self.wal.rotate()?;
+        let frozen = Arc::clone(&cf.view().mem);
+        cf.update_view(|v| CfView {
+            cf_id: v.cf_id,
+            mem: Arc::new(Memtable::new(segment)),
+            imms: std::iter::once(Arc::clone(&v.mem))
+                .chain(v.imms.iter().cloned())
+                .collect(),
+            version: Arc::clone(&v.version),
+        });
+        // Idle column families move to the new segment too, so they never pin old ones.
+        for other in self.cfs.read().values() {
+            let view = other.view();
+            if other.id != cf.id && view.mem.is_empty() && view.mem.id() < segment {
+                other.update_view(|v| CfView {
+                    cf_id: v.cf_id,
+                    mem: Arc::new(Memtable::new(segment)),
+                    imms: v.imms.clone(),
+                    version: Arc::clone(&v.version),
+                });
+            }
+        }
+        self.schedule_background();
+        Ok(frozen)
+    }
+
+    /// Makes `version` the version every column family's view reads. Caller holds the
+    /// version-set lock, so versions are installed in the order they were made.
+    pub(crate) fn install_version(&self, version: &Arc<riptide_compaction::Version>) {
+        for cf in self.cfs.read().values() {
+            cf.update_view(|v| CfView {
+                cf_id: v.cf_id,
+                mem: Arc::clone(&v.mem),
+                imms: v.imms.clone(),
+                version: Arc::clone(version),
+            });
+        }
+    }
+
+    pub(crate) fn statistics(&self) -> Statistics {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let wal = self.wal.stats();
+        let cache = self.cache.stats();
+        let mut memtable_bytes = 0u64;
+        let mut immutable_memtables = 0u64;
+        let mut levels: Vec<LevelStats> = Vec::new();
+        for cf in self.cfs.read().values() {
+            let view = cf.view();
+            memtable_bytes += view.mem.approximate_memory_usage() as u64;
+            for m in &view.imms {
+                memtable_bytes += m.approximate_memory_usage() as u64;
+                immutable_memtables += 1;
+            }
+            for (i, level) in view.levels().iter().enumerate() {
+                if levels.len() <= i {
+                    levels.resize_with(i + 1, LevelStats::default);
+                }
+                if let Some(l) = levels.get_mut(i) {
+                    l.level = i;
+                    l.files += level.len();
+                    l.bytes += level.iter().map(|h| h.meta.file_size).sum::<u64>();
+                }
+            }
+        }
+        Statistics {
+            keys_written: get(&c.keys_written),
+            user_bytes_written: get(&c.user_bytes_written),
+            write_groups: get(&c.write_groups),
+            wal_bytes_written: wal.bytes_written,
+            wal_syncs: wal.syncs,
+            gets: get(&c.gets),
+            flushes: get(&c.flushes),
+            flush_bytes_written: get(&c.flush_bytes_written),
+            compactions: get(&c.compactions),
+            compaction_bytes_read: get(&c.compaction_bytes_read),
+            compaction_bytes_written: get(&c.compaction_bytes_written),
+            memtable_bytes,
+            immutable_memtables,
+            block_cache_hits: cache.hits,
+            block_cache_misses: cache.misses,
+            block_cache_usage: cache.usage_bytes,
+            stall_count: get(&c.stall_count),
+            stall_micros: get(&c.stall_micros),
+            live_snapshots: self.snapshots.count() as u64,
+            levels,
+        }
+    }
+}
+
+/// Creates `path` if allowed, or says it is missing.
+pub(crate) fn prepare_dir(path: &Path, create_if_missing: bool) -> Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    if !create_if_missing {
+        return Err(Error::not_found(format!(
+            "database directory {} does not exist (create_if_missing is off)",
+            path.display()
+        )));
+    }
+    std::fs::create_dir_all(path).at("create database directory", path)
+}

@@ -1,0 +1,180 @@
+//! Options for opening a database, reading and writing.
+
+pub use riptide_sstable::Compression;
+pub use riptide_wal::{RecoveryMode, SyncMode};
+
+use crate::snapshot::Snapshot;
+
+/// How a database is opened and tuned. Build with [`Options::default`] and the setters.
+///
+/// Every setter's doc states the default and the nearest RocksDB option.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub(crate) create_if_missing: bool,
+    pub(crate) error_if_exists: bool,
+    pub(crate) write_buffer_size: usize,
+    pub(crate) max_immutable_memtables: usize,
+    pub(crate) sync_mode: SyncMode,
+    pub(crate) recovery_mode: RecoveryMode,
+    pub(crate) block_cache_size: u64,
+    pub(crate) block_size: usize,
+    pub(crate) restart_interval: usize,
+    pub(crate) compression: Compression,
+    pub(crate) bloom_bits_per_key: u32,
+    pub(crate) l0_compaction_trigger: usize,
+    pub(crate) target_file_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            write_buffer_size: 64 << 20,
+            max_immutable_memtables: 2,
+            sync_mode: SyncMode::Full,
+            recovery_mode: RecoveryMode::TolerateCorruptedTail,
+            block_cache_size: 64 << 20,
+            block_size: 4096,
+            restart_interval: 16,
+            compression: Compression::None,
+            bloom_bits_per_key: 10,
+            l0_compaction_trigger: 4,
+            target_file_size: 64 << 20,
+        }
+    }
+}
+
+impl Options {
+    /// Create the database if the directory holds none. Default `true`
+    /// (RocksDB `create_if_missing`, default false there).
+    pub fn create_if_missing(mut self, v: bool) -> Self {
+        self.create_if_missing = v;
+        self
+    }
+
+    /// Fail to open if a database already exists. Default `false` (RocksDB `error_if_exists`).
+    pub fn error_if_exists(mut self, v: bool) -> Self {
+        self.error_if_exists = v;
+        self
+    }
+
+    /// Size in bytes at which a column family's active memtable is frozen and queued for
+    /// flush. Default 64 MiB (RocksDB `write_buffer_size`). Minimum 4 KiB.
+    pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+        self.write_buffer_size = bytes.max(4096);
+        self
+    }
+
+    /// How many frozen memtables per column family may wait for flush before writers stop
+    /// until one is flushed. Default 2 (RocksDB `max_write_buffer_number` - 1). Minimum 1.
+    pub fn max_immutable_memtables(mut self, n: usize) -> Self {
+        self.max_immutable_memtables = n.max(1);
+        self
+    }
+
+    /// When the WAL is fsynced. Default [`SyncMode::Full`]: every acknowledged write is on
+    /// disk (RocksDB `WriteOptions::sync = true`). [`SyncMode::None`] survives a process crash
+    /// but not a power loss; [`SyncMode::Interval`] bounds the loss window.
+    pub fn sync_mode(mut self, mode: SyncMode) -> Self {
+        self.sync_mode = mode;
+        self
+    }
+
+    /// What WAL damage is tolerated at open. Default
+    /// [`RecoveryMode::TolerateCorruptedTail`] (RocksDB `wal_recovery_mode`).
+    pub fn recovery_mode(mut self, mode: RecoveryMode) -> Self {
+        self.recovery_mode = mode;
+        self
+    }
+
+    /// Capacity of the shared block cache in bytes. Default 64 MiB
+    /// (RocksDB `BlockBasedTableOptions::block_cache`).
+    pub fn block_cache_size(mut self, bytes: u64) -> Self {
+        self.block_cache_size = bytes;
+        self
+    }
+
+    /// Target uncompressed size of a data block. Default 4096 (RocksDB `block_size`).
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes.max(256);
+        self
+    }
+
+    /// Keys between restart points in a block. Default 16 (RocksDB `block_restart_interval`).
+    pub fn restart_interval(mut self, n: usize) -> Self {
+        self.restart_interval = n.max(1);
+        self
+    }
+
+    /// Compression of table blocks. Default none (RocksDB `compression`).
+    pub fn compression(mut self, c: Compression) -> Self {
+        self.compression = c;
+        self
+    }
+
+    /// Bloom filter bits per key; 0 disables filters. Default 10, about 1% false positives
+    /// (RocksDB `filter_policy = NewBloomFilterPolicy(10)`).
+    pub fn bloom_bits_per_key(mut self, bits: u32) -> Self {
+        self.bloom_bits_per_key = bits;
+        self
+    }
+
+    /// Number of L0 tables that triggers a merge into L1. Default 4
+    /// (RocksDB `level0_file_num_compaction_trigger`). Minimum 2.
+    pub fn l0_compaction_trigger(mut self, n: usize) -> Self {
+        self.l0_compaction_trigger = n.max(2);
+        self
+    }
+
+    /// Target size of tables written by compaction. Default 64 MiB
+    /// (RocksDB `target_file_size_base`).
+    pub fn target_file_size(mut self, bytes: u64) -> Self {
+        self.target_file_size = bytes.max(4096);
+        self
+    }
+
+    pub(crate) fn table_options(&self) -> riptide_sstable::TableOptions {
+        riptide_sstable::TableOptions {
+            block_size: self.block_size,
+            restart_interval: self.restart_interval,
+            compression: self.compression,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+        }
+    }
+
+    pub(crate) fn wal_options(&self) -> riptide_wal::WalOptions {
+        riptide_wal::WalOptions {
+            sync_mode: self.sync_mode,
+            recovery_mode: self.recovery_mode,
+        }
+    }
+}
+
+/// Options for one read or iterator.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions<'a> {
+    pub(crate) snapshot: Option<&'a Snapshot>,
+    pub(crate) lower_bound: Option<Vec<u8>>,
+    pub(crate) upper_bound: Option<Vec<u8>>,
+}
+
+impl<'a> ReadOptions<'a> {
+    /// Read as of `snapshot` instead of the latest committed state.
+    pub fn snapshot(mut self, snapshot: &'a Snapshot) -> Self {
+        self.snapshot = Some(snapshot);
+        self
+    }
+
+    /// Iterators never return keys below this one (inclusive bound).
+    pub fn lower_bound(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.lower_bound = Some(key.into());
+        self
+    }
+
+    /// Iterators never return this key or any above it (exclusive bound).
+    pub fn upper_bound(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.upper_bound = Some(key.into());
+        self
+    }
+}

@@ -1,0 +1,138 @@
+//! Opening a database: lock, manifest, WAL replay, flush of what was replayed.
+//!
+//! Replay rule: a WAL record in segment `s` is applied to column family `c` only if
+//! `s >= c.log_number` (older segments hold nothing unflushed for `c`). Records for column
+//! families that no longer exist are skipped. What was replayed is flushed to L0 tables at
+//! once, every column family's log number moves to the new segment, and older segments are
+//! deleted, so the next open starts from a clean WAL.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use riptide_common::write_batch::WriteBatch as RawBatch;
+use riptide_common::{CfId, Error, Result, ResultExt, SeqNo};
+use riptide_compaction::{VersionEdit, VersionSet, flush_memtable, manifest_path};
+use riptide_memtable::Memtable;
+use riptide_sstable::BlockCache;
+use riptide_wal::Wal;
+
+use crate::cf::{CfData, CfView};
+use crate::db::{DbInner, prepare_dir};
+use crate::lock::DirLock;
+use crate::options::Options;
+
+/// Opens the database in `path` and recovers it. See the module doc.
+pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
+    prepare_dir(path, options.create_if_missing)?;
+    let lock = DirLock::acquire(path)?;
+    let existed = manifest_path(path).exists();
+    if existed && options.error_if_exists {
+        return Err(Error::invalid_argument(format!(
+            "database {} already exists (error_if_exists is on)",
+            path.display()
+        )));
+    }
+    if !existed && !options.create_if_missing {
+        return Err(Error::not_found(format!(
+            "no database in {} (create_if_missing is off)",
+            path.display()
+        )));
+    }
+    let cache = Arc::new(BlockCache::new(options.block_cache_size));
+    let mut versions = VersionSet::open(path, Some(Arc::clone(&cache)), true)
+        .context_with(|| format!("open database {}", path.display()))?;
+
+    let state = versions.state().clone();
+    let log_numbers: HashMap<CfId, u64> = state
+        .column_families
+        .iter()
+        .map(|c| (c.id, c.log_number))
+        .collect();
+    let min_log = state.min_log_number().unwrap_or(0);
+    let mut recovered: BTreeMap<CfId, Arc<Memtable>> = BTreeMap::new();
+    let mut last_seqno: SeqNo = state.last_seqno;
+    let (wal, report) = Wal::open(path, options.wal_options(), min_log, |segment, payload| {
+        let batch = RawBatch::from_data(payload.to_vec())?;
+        for (seqno, entry) in (batch.seqno()..).zip(batch.iter()) {
+            let entry = entry?;
+            if log_numbers
+                .get(&entry.cf)
+                .is_some_and(|&log| segment >= log)
+            {
+                recovered
+                    .entry(entry.cf)
+                    .or_insert_with(|| Arc::new(Memtable::new(segment)))
+                    .insert(entry.key, seqno, entry.kind, entry.value);
+            }
+            last_seqno = last_seqno.max(seqno);
+        }
+        Ok(())
+    })?;
+    if let Some((file, offset)) = &report.tail_truncated {
+        log::warn!(
+            "WAL {} had a torn tail at offset {offset}; recovered up to it",
+            file.display()
+        );
+    }
+    if let Some(why) = &report.stopped_early {
+        log::warn!("WAL replay stopped early (point-in-time recovery): {why}");
+    }
+
+    let segment = wal.current_segment();
+    let mut edits = Vec::new();
+    let mut tables = Vec::new();
+    for (cf, mem) in &recovered {
+        let number = versions.new_file_number();
+        let table = flush_memtable(
+            mem,
+            path,
+            number,
+            &options.table_options(),
+            Some(Arc::clone(&cache)),
+            &[],
+        )?;
+        if let Some(table) = table {
+            edits.push(VersionEdit::AddFile {
+                cf: *cf,
+                level: 0,
+                meta: table.meta.clone(),
+            });
+            tables.push(table);
+        }
+    }
+    for cf in &state.column_families {
+        edits.push(VersionEdit::SetLogNumber {
+            cf: cf.id,
+            log_number: segment,
+        });
+    }
+    edits.push(VersionEdit::SetLastSeqno(last_seqno));
+    let version = versions.apply_with_tables(edits, &tables)?;
+    wal.remove_segments_below(segment)?;
+
+    let cfs = versions
+        .state()
+        .column_families
+        .iter()
+        .map(|c| {
+            let view = CfView {
+                cf_id: c.id,
+                mem: Arc::new(Memtable::new(segment)),
+                imms: Vec::new(),
+                version: Arc::clone(&version),
+            };
+            (c.id, CfData::new(c.id, c.name.clone(), view))
+        })
+        .collect();
+    Ok(DbInner::new(
+        path.to_path_buf(),
+        options,
+        wal,
+        versions,
+        cfs,
+        last_seqno,
+        cache,
+        lock,
+    ))
+}

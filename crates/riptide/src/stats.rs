@@ -1,0 +1,150 @@
+//! Engine statistics: counters kept with relaxed atomics and a public snapshot of them.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters, updated on the hot paths.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) keys_written: AtomicU64,
+    pub(crate) user_bytes_written: AtomicU64,
+    pub(crate) write_groups: AtomicU64,
+    pub(crate) gets: AtomicU64,
+    pub(crate) flushes: AtomicU64,
+    pub(crate) flush_bytes_written: AtomicU64,
+    pub(crate) compactions: AtomicU64,
+    pub(crate) compaction_bytes_read: AtomicU64,
+    pub(crate) compaction_bytes_written: AtomicU64,
+    pub(crate) stall_count: AtomicU64,
+    pub(crate) stall_micros: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Relaxed);
+    }
+}
+
+/// Bytes and files of one level of one column family.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Level number (0 is the newest).
+    pub level: usize,
+    /// Number of tables.
+    pub files: usize,
+    /// Total size of those tables in bytes.
+    pub bytes: u64,
+}
+
+/// A point-in-time copy of the engine's statistics. Print it for a text report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Statistics {
+    /// Keys written by the user (each put, delete, single delete counts one).
+    pub keys_written: u64,
+    /// Bytes of user keys and values written.
+    pub user_bytes_written: u64,
+    /// Write groups committed (one WAL record each); `keys_written / write_groups` shows
+    /// how well group commit batches concurrent writers.
+    pub write_groups: u64,
+    /// Bytes appended to the WAL.
+    pub wal_bytes_written: u64,
+    /// WAL fsyncs.
+    pub wal_syncs: u64,
+    /// Point reads served.
+    pub gets: u64,
+    /// Memtables flushed to L0 tables.
+    pub flushes: u64,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes_written: u64,
+    /// Compactions finished.
+    pub compactions: u64,
+    /// Bytes of tables read by compactions.
+    pub compaction_bytes_read: u64,
+    /// Bytes of tables written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Bytes held by memtables (active and frozen), all column families.
+    pub memtable_bytes: u64,
+    /// Frozen memtables waiting for flush, all column families.
+    pub immutable_memtables: u64,
+    /// Block cache hits.
+    pub block_cache_hits: u64,
+    /// Block cache misses.
+    pub block_cache_misses: u64,
+    /// Bytes held by the block cache.
+    pub block_cache_usage: u64,
+    /// Times a writer had to wait for a flush (memtable queue full).
+    pub stall_count: u64,
+    /// Total microseconds writers waited.
+    pub stall_micros: u64,
+    /// Live snapshots.
+    pub live_snapshots: u64,
+    /// Files and bytes per level, summed over column families.
+    pub levels: Vec<LevelStats>,
+}
+
+impl Statistics {
+    /// Bytes written to disk (WAL and tables) per byte of user data; 0 before any write.
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes_written == 0 {
+            return 0.0;
+        }
+        (self.wal_bytes_written + self.flush_bytes_written + self.compaction_bytes_written) as f64
+            / self.user_bytes_written as f64
+    }
+
+    /// Fraction of block lookups served from the cache; 0 before any lookup.
+    pub fn block_cache_hit_rate(&self) -> f64 {
+        let total = self.block_cache_hits + self.block_cache_misses;
+        if total == 0 {
+            0.0
+        } else {
+            self.block_cache_hits as f64 / total as f64
+        }
+    }
+}
+
+impl fmt::Display for Statistics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "writes: {} keys, {} user bytes, {} groups",
+            self.keys_written, self.user_bytes_written, self.write_groups
+        )?;
+        writeln!(
+            f,
+            "wal: {} bytes, {} syncs",
+            self.wal_bytes_written, self.wal_syncs
+        )?;
+        writeln!(
+            f,
+            "flushes: {} ({} bytes)",
+            self.flushes, self.flush_bytes_written
+        )?;
+        writeln!(
+            f,
+            "compactions: {} ({} bytes read, {} bytes written)",
+            self.compactions, self.compaction_bytes_read, self.compaction_bytes_written
+        )?;
+        writeln!(f, "write amplification: {:.2}", self.write_amplification())?;
+        writeln!(
+            f,
+            "memtables: {} bytes, {} immutable",
+            self.memtable_bytes, self.immutable_memtables
+        )?;
+        writeln!(
+            f,
+            "block cache: {} hits, {} misses ({:.1}% hit), {} bytes",
+            self.block_cache_hits,
+            self.block_cache_misses,
+            self.block_cache_hit_rate() * 100.0,
+            self.block_cache_usage
+        )?;
+        writeln!(f, "gets: {}", self.gets)?;
+        writeln!(f, "stalls: {} ({} us)", self.stall_count, self.stall_micros)?;
+        writeln!(f, "live snapshots: {}", self.live_snapshots)?;
+        for l in &self.levels {
+            writeln!(f, "L{}: {} files, {} bytes", l.level, l.files, l.bytes)?;
+        }
+        Ok(())
+    }
+}
