@@ -1,1 +1,161 @@
-fn main() {}
+//! Every Riptide workflow as `cargo xtask <verb>`.
+//!
+//! `cargo xtask test` is the one command CI runs (`.ci/run`); `cargo xtask run` is the
+//! one-command demo. Each verb prints what it runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Riptide's workflows")]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// Every check and test: formatting, clippy, unit, property, crash and corruption tests.
+    Test {
+        /// Skip `cargo fmt --check` and clippy (for a quick local loop).
+        #[arg(long)]
+        no_lint: bool,
+    },
+    /// What CI runs: exactly `cargo xtask test`.
+    Ci,
+    /// Builds and runs the embedded demo: opens a database under target/, writes and reads
+    /// a million keys, prints throughput and statistics. (The MariaDB plugin is not built yet.)
+    Run {
+        /// Number of keys to write and read.
+        #[arg(long, default_value_t = 1_000_000)]
+        keys: u64,
+    },
+    /// Benchmarks: the load/read comparison (default) or the criterion micro-benchmarks.
+    Bench {
+        /// Run the criterion micro-benchmarks (WAL, memtable, blocks, bloom filter).
+        #[arg(long)]
+        micro: bool,
+        /// Include RocksDB (compiles RocksDB from C++: slow on 2 cores the first time).
+        #[arg(long)]
+        rocksdb: bool,
+        /// A small, fast run.
+        #[arg(long)]
+        quick: bool,
+        /// Extra arguments for the benchmark binary (after `--`).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn run(step: &str, mut cmd: Command) -> Result<()> {
+    eprintln!("\n==> {step}: {cmd:?}");
+    let start = Instant::now();
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {step}"))?;
+    eprintln!(
+        "<== {step}: {status} in {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
+    if !status.success() {
+        bail!("{step} failed ({status})");
+    }
+    Ok(())
+}
+
+fn test(no_lint: bool) -> Result<()> {
+    let start = Instant::now();
+    if !no_lint {
+        let mut fmt = cargo();
+        fmt.args(["fmt", "--all", "--", "--check"]);
+        run("format check", fmt)?;
+        let mut clippy = cargo();
+        clippy.args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        run("clippy", clippy)?;
+    }
+    let mut t = cargo();
+    t.args(["test", "--workspace", "--profile", "ci", "--no-fail-fast"]);
+    run("tests (unit, property, crash, corruption, doc)", t)?;
+    eprintln!(
+        "\nall checks passed in {:.0}s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn demo(keys: u64) -> Result<()> {
+    let dir = root().join("target").join("demo-db");
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "riptide",
+        "--example",
+        "demo",
+        "--",
+    ])
+    .arg(&dir)
+    .arg(keys.to_string());
+    run("embedded demo", c)
+}
+
+fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<()> {
+    if micro {
+        let mut c = cargo();
+        c.args(["bench", "-p", "riptide-micro-bench"]);
+        if quick {
+            c.args(["--", "--warm-up-time", "1", "--measurement-time", "2"]);
+        }
+        return run("criterion micro-benchmarks", c);
+    }
+    let mut c = cargo();
+    c.args(["run", "--release", "-p", "riptide-bench"]);
+    if rocksdb {
+        c.args(["--features", "rocksdb"]);
+    }
+    c.arg("--");
+    if quick {
+        c.arg("--quick");
+    }
+    c.args(args);
+    run("load/read benchmark", c)
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().verb {
+        Verb::Test { no_lint } => test(no_lint),
+        Verb::Ci => test(false),
+        Verb::Run { keys } => demo(keys),
+        Verb::Bench {
+            micro,
+            rocksdb,
+            quick,
+            args,
+        } => bench(micro, rocksdb, quick, args),
+    }
+}
