@@ -31,6 +31,8 @@ pub enum ErrorKind {
     Deadlock,
     /// A wait (for a lock, for a write stall) exceeded its limit.
     TimedOut,
+    /// A bug inside the engine (for example a caught panic). Please report it.
+    Internal,
 }
 
 impl ErrorKind {
@@ -47,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Conflict => "conflict",
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::TimedOut => "timed out",
+            ErrorKind::Internal => "internal error",
         }
     }
 }

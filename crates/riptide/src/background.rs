@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use riptide_common::Result;
+use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
     CompactionOptions, VersionEdit, compact, compaction_edits, flush_memtable, l1_is_bottommost,
     pick_l0_compaction,
@@ -32,7 +32,21 @@ pub(crate) fn run(db: &DbInner) {
             }
             bg.pending = false;
         }
-        if let Err(e) = work(db) {
+        // A panic here (a bug) must not leave writers waiting for a flush that never comes:
+        // it becomes the background error like any other failure.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(db)))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("background worker panicked (a bug; please report it): {what}"),
+                ))
+            });
+        if let Err(e) = outcome {
             log::error!(
                 "background work on {} failed, database is now read-only: {e}",
                 db.path.display()

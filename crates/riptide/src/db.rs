@@ -1,7 +1,7 @@
 //! [`Db`]: the engine facade. Opening and recovery, the write path (group commit -> WAL ->
 //! memtables), reads, column families, flush, statistics and close.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -514,8 +514,10 @@ impl DbInner {
     fn commit_group(&self, group: &mut Vec<RawBatch>) -> Result<()> {
         let _w = self.write_lock.lock();
         self.check_writable()?;
-        let cfs: Vec<Arc<CfData>> = self.cfs.read().values().cloned().collect();
-        for cf in &cfs {
+        // Column families are only created or dropped under `write_lock`, so this map is
+        // stable for the whole group.
+        let cfs = self.cfs.read();
+        for cf in cfs.values() {
             if cf.view().mem.approximate_memory_usage() >= self.options.write_buffer_size {
                 self.switch_memtable(cf)?;
             }
@@ -523,11 +525,9 @@ impl DbInner {
 
         let first = self.last_seqno.load(Ordering::Acquire) + 1;
         let mut next = first;
-        let mut keys = 0u64;
         for b in group.iter_mut() {
             b.set_seqno(next);
             next += b.len() as u64;
-            keys += b.len() as u64;
         }
         match group.as_slice() {
             [single] => self.wal.append(single.data())?,
@@ -541,22 +541,29 @@ impl DbInner {
             }
         }
 
-        let mems: HashMap<CfId, Arc<Memtable>> = cfs
-            .iter()
-            .map(|cf| (cf.id, Arc::clone(&cf.view().mem)))
-            .collect();
+        // Most groups write one column family: remember the last memtable looked up.
+        let mut last: Option<(CfId, Arc<Memtable>)> = None;
         let mut user_bytes = 0u64;
         for b in group.iter() {
             for (seqno, entry) in (b.seqno()..).zip(b.iter()) {
                 let entry = entry?;
-                if let Some(mem) = mems.get(&entry.cf) {
+                let mem = match &last {
+                    Some((id, mem)) if *id == entry.cf => Some(mem),
+                    _ => {
+                        last = cfs
+                            .get(&entry.cf)
+                            .map(|cf| (entry.cf, Arc::clone(&cf.view().mem)));
+                        last.as_ref().map(|(_, mem)| mem)
+                    }
+                };
+                if let Some(mem) = mem {
                     mem.insert(entry.key, seqno, entry.kind, entry.value);
                 }
                 user_bytes += (entry.key.len() + entry.value.len()) as u64;
             }
         }
         self.last_seqno.store(next - 1, Ordering::Release);
-        Counters::add(&self.counters.keys_written, keys);
+        Counters::add(&self.counters.keys_written, next - first);
         Counters::add(&self.counters.user_bytes_written, user_bytes);
         Counters::add(&self.counters.write_groups, 1);
         Ok(())
@@ -602,7 +609,8 @@ impl DbInner {
             version: Arc::clone(&v.version),
         });
         // Idle column families move to the new segment too, so they never pin old ones.
-        for other in self.cfs.read().values() {
+        // (`read_recursive`: the group-commit leader calls this holding a read guard.)
+        for other in self.cfs.read_recursive().values() {
             let view = other.view();
             if other.id != cf.id && view.mem.is_empty() && view.mem.id() < segment {
                 other.update_view(|v| CfView {

@@ -142,7 +142,9 @@ impl fmt::Display for Statistics {
         writeln!(f, "gets: {}", self.gets)?;
         writeln!(f, "stalls: {} ({} us)", self.stall_count, self.stall_micros)?;
         writeln!(f, "live snapshots: {}", self.live_snapshots)?;
-        for l in &self.levels {
+        // Levels down to the deepest one that holds a file (always L0).
+        let deepest = self.levels.iter().rposition(|l| l.files > 0).unwrap_or(0);
+        for l in self.levels.iter().take(deepest + 1) {
             writeln!(f, "L{}: {} files, {} bytes", l.level, l.files, l.bytes)?;
         }
         Ok(())

@@ -221,7 +221,7 @@ impl<T> Drop for LeaderGuard<'_, T> {
     fn drop(&mut self) {
         if !self.done {
             self.finish(Err(Error::new(
-                ErrorKind::Io,
+                ErrorKind::Internal,
                 "the group commit leader panicked; the outcome of this write is unknown",
             )));
         }
