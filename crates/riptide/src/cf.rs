@@ -2,7 +2,7 @@
 //! atomic. Each has its own memtables and its own levels of tables.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::RwLock;
 use riptide_common::key::user_key;
@@ -163,6 +163,8 @@ pub(crate) struct CfData {
     pub(crate) name: String,
     pub(crate) dropped: AtomicBool,
     pub(crate) view: RwLock<Arc<CfView>>,
+    /// Estimated bytes compaction must still rewrite, refreshed by the background worker.
+    pub(crate) pending_compaction_bytes: AtomicU64,
 }
 
 impl CfData {
@@ -172,6 +174,7 @@ impl CfData {
             name,
             dropped: AtomicBool::new(false),
             view: RwLock::new(Arc::new(view)),
+            pending_compaction_bytes: AtomicU64::new(0),
         })
     }
 
@@ -185,6 +188,10 @@ impl CfData {
         let mut guard = self.view.write();
         let next = f(&guard);
         *guard = Arc::new(next);
+    }
+
+    pub(crate) fn pending_compaction_bytes(&self) -> u64 {
+        self.pending_compaction_bytes.load(Ordering::Relaxed)
     }
 
     pub(crate) fn is_dropped(&self) -> bool {

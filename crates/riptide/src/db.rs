@@ -23,6 +23,7 @@ use crate::lock::DirLock;
 use crate::options::{Options, ReadOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::{Counters, LevelStats, Statistics};
+use crate::write_controller::{Pressure, WriteState, decide, delay_for};
 
 /// Name of the default column family, which always exists.
 pub const DEFAULT_CF_NAME: &str = "default";
@@ -517,11 +518,14 @@ impl DbInner {
         // Column families are only created or dropped under `write_lock`, so this map is
         // stable for the whole group.
         let cfs = self.cfs.read();
+        let group_bytes: u64 = group.iter().map(|b| b.size_in_bytes() as u64).sum();
+        self.apply_back_pressure(&cfs, group_bytes)?;
         for cf in cfs.values() {
             if cf.view().mem.approximate_memory_usage() >= self.options.write_buffer_size {
                 self.switch_memtable(cf)?;
             }
         }
+        self.enforce_write_buffer_budget(&cfs)?;
 
         let first = self.last_seqno.load(Ordering::Acquire) + 1;
         let mut next = first;
@@ -569,34 +573,129 @@ impl DbInner {
         Ok(())
     }
 
+    /// Waits on the background condition until `ready()` (re-checked at every wake-up and
+    /// at least every [`WAIT_SLICE`]), recording the wait as a stop (`stop`) or a slowdown.
+    /// Fails if the database closes or background work fails meanwhile.
+    fn wait_for_background(&self, stop: bool, ready: impl Fn() -> bool) -> Result<()> {
+        if ready() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut bg = self.bg.lock();
+        let outcome = loop {
+            if ready() {
+                break Ok(());
+            }
+            if let Some(e) = &bg.error {
+                break Err(Error::closed(format!(
+                    "database is read-only after a background error: {e}"
+                )));
+            }
+            if bg.shutdown || self.closed.load(Ordering::Acquire) {
+                break Err(Error::closed("database closed while a write waited"));
+            }
+            bg.pending = true;
+            self.bg_cv.notify_all();
+            self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
+        };
+        drop(bg);
+        let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.counters.record_wait(stop, micros);
+        outcome
+    }
+
+    /// The back-pressure state now, from every column family's view.
+    fn write_state(&self, cfs: &BTreeMap<CfId, Arc<CfData>>) -> WriteState {
+        let pressures: Vec<Pressure> = cfs
+            .values()
+            .map(|cf| {
+                let view = cf.view();
+                let active_full =
+                    view.mem.approximate_memory_usage() >= self.options.write_buffer_size;
+                let max = self.options.max_immutable_memtables;
+                Pressure {
+                    l0_files: view.levels().first().map_or(0, Vec::len),
+                    pending_compaction_bytes: cf.pending_compaction_bytes(),
+                    // A full frozen queue only stops writes once the active memtable must
+                    // be frozen too; until then it only slows them.
+                    immutable_memtables: if active_full {
+                        view.imms.len()
+                    } else {
+                        view.imms.len().min(max.saturating_sub(1))
+                    },
+                }
+            })
+            .collect();
+        decide(&self.options.thresholds(), &pressures)
+    }
+
+    /// Slows or stops this write group as back-pressure demands (see `write_controller`).
+    fn apply_back_pressure(&self, cfs: &BTreeMap<CfId, Arc<CfData>>, bytes: u64) -> Result<()> {
+        match self.write_state(cfs) {
+            WriteState::Normal => Ok(()),
+            WriteState::Delayed { bytes_per_sec, .. } => {
+                let delay = delay_for(bytes, bytes_per_sec);
+                std::thread::sleep(delay);
+                self.counters
+                    .record_wait(false, u64::try_from(delay.as_micros()).unwrap_or(u64::MAX));
+                Ok(())
+            }
+            WriteState::Stopped { cause } => {
+                log::debug!("writes stopped: {cause}");
+                self.wait_for_background(true, || {
+                    !matches!(self.write_state(cfs), WriteState::Stopped { .. })
+                })
+            }
+        }
+    }
+
+    /// Keeps all memtables together within `db_write_buffer_size`: when frozen memtables
+    /// alone fill it, waits for flushes (a stop); when the total reaches it, freezes the
+    /// largest active memtable. Memory stays within the budget plus one write group. (Tiny
+    /// memtables frozen while flushes lag are bounded by `max_immutable_memtables`.)
+    fn enforce_write_buffer_budget(&self, cfs: &BTreeMap<CfId, Arc<CfData>>) -> Result<()> {
+        let budget = self.options.db_write_buffer_size;
+        let frozen_total = || -> usize {
+            cfs.values()
+                .map(|cf| {
+                    cf.view()
+                        .imms
+                        .iter()
+                        .map(|m| m.approximate_memory_usage())
+                        .sum::<usize>()
+                })
+                .sum()
+        };
+        if frozen_total() >= budget {
+            self.wait_for_background(true, || frozen_total() < budget)?;
+        }
+        let mut total = frozen_total();
+        let mut largest: Option<(&Arc<CfData>, usize)> = None;
+        for cf in cfs.values() {
+            let active = cf.view().mem.approximate_memory_usage();
+            total += active;
+            if largest.is_none_or(|(_, size)| active > size) {
+                largest = Some((cf, active));
+            }
+        }
+        if total >= budget
+            && let Some((cf, active)) = largest
+            && active > 0
+        {
+            self.switch_memtable(cf)?;
+        }
+        Ok(())
+    }
+
     /// Freezes `cf`'s active memtable and starts a new one in a new WAL segment. Waits
     /// (counted as a stall) while the frozen queue is full. Caller holds `write_lock`.
     /// Returns the frozen memtable.
     pub(crate) fn switch_memtable(&self, cf: &Arc<CfData>) -> Result<Arc<Memtable>> {
         let max = self.options.max_immutable_memtables;
         if cf.view().imms.len() >= max {
-            let start = Instant::now();
-            Counters::add(&self.counters.stall_count, 1);
-            let mut bg = self.bg.lock();
-            while cf.view().imms.len() >= max {
-                if let Some(e) = &bg.error {
-                    return Err(Error::closed(format!(
-                        "database is read-only after a background error: {e}"
-                    )));
-                }
-                if bg.shutdown || self.closed.load(Ordering::Acquire) {
-                    return Err(Error::closed(
-                        "database closed while a write waited for flush",
-                    ));
-                }
-                bg.pending = true;
-                self.bg_cv.notify_all();
-                self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
-            }
-            Counters::add(
-                &self.counters.stall_micros,
-                u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
-            );
+            // The last resort: the frozen queue is full, so this memtable cannot be frozen
+            // until a flush finishes.
+            self.wait_for_background(true, || cf.view().imms.len() < max)?;
         }
         let segment = self.wal.rotate()?;
         let frozen = Arc::clone(&cf.view().mem);
@@ -681,8 +780,11 @@ impl DbInner {
             block_cache_hits: cache.hits,
             block_cache_misses: cache.misses,
             block_cache_usage: cache.usage_bytes,
-            stall_count: get(&c.stall_count),
-            stall_micros: get(&c.stall_micros),
+            write_slowdowns: get(&c.write_slowdowns),
+            write_slowdown_micros: get(&c.write_slowdown_micros),
+            write_stops: get(&c.write_stops),
+            write_stop_micros: get(&c.write_stop_micros),
+            longest_write_wait_micros: get(&c.longest_write_wait_micros),
             live_snapshots: self.snapshots.count() as u64,
             levels,
         }

@@ -48,6 +48,7 @@ mod options;
 mod recovery;
 mod snapshot;
 mod stats;
+mod write_controller;
 
 pub use batch::WriteBatch;
 pub use cf::{ColumnFamily, KeyVersion};

@@ -23,6 +23,12 @@ pub struct Options {
     pub(crate) bloom_bits_per_key: u32,
     pub(crate) l0_compaction_trigger: usize,
     pub(crate) target_file_size: u64,
+    pub(crate) l0_slowdown_trigger: usize,
+    pub(crate) l0_stop_trigger: usize,
+    pub(crate) soft_pending_compaction_bytes: u64,
+    pub(crate) hard_pending_compaction_bytes: u64,
+    pub(crate) delayed_write_rate: u64,
+    pub(crate) db_write_buffer_size: usize,
 }
 
 impl Default for Options {
@@ -41,6 +47,12 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             l0_compaction_trigger: 4,
             target_file_size: 64 << 20,
+            l0_slowdown_trigger: 20,
+            l0_stop_trigger: 36,
+            soft_pending_compaction_bytes: 64 << 30,
+            hard_pending_compaction_bytes: 256 << 30,
+            delayed_write_rate: 16 << 20,
+            db_write_buffer_size: 256 << 20,
         }
     }
 }
@@ -132,6 +144,63 @@ impl Options {
     pub fn target_file_size(mut self, bytes: u64) -> Self {
         self.target_file_size = bytes.max(4096);
         self
+    }
+
+    /// L0 table count at which writes start slowing down. Default 20
+    /// (RocksDB `level0_slowdown_writes_trigger`).
+    pub fn l0_slowdown_trigger(mut self, n: usize) -> Self {
+        self.l0_slowdown_trigger = n.max(1);
+        self
+    }
+
+    /// L0 table count at which writes stop until compaction catches up. Default 36
+    /// (RocksDB `level0_stop_writes_trigger`). Kept above the slowdown trigger.
+    pub fn l0_stop_trigger(mut self, n: usize) -> Self {
+        self.l0_stop_trigger = n.max(2);
+        self
+    }
+
+    /// Bytes waiting for compaction at which writes start slowing down. Default 64 GiB
+    /// (RocksDB `soft_pending_compaction_bytes_limit`).
+    pub fn soft_pending_compaction_bytes(mut self, bytes: u64) -> Self {
+        self.soft_pending_compaction_bytes = bytes;
+        self
+    }
+
+    /// Bytes waiting for compaction at which writes stop. Default 256 GiB
+    /// (RocksDB `hard_pending_compaction_bytes_limit`).
+    pub fn hard_pending_compaction_bytes(mut self, bytes: u64) -> Self {
+        self.hard_pending_compaction_bytes = bytes;
+        self
+    }
+
+    /// Write rate (bytes per second) at the first sign of pressure; it falls smoothly to
+    /// 1/16 of this as pressure nears a stop. Default 16 MiB/s (RocksDB
+    /// `delayed_write_rate`).
+    pub fn delayed_write_rate(mut self, bytes_per_sec: u64) -> Self {
+        self.delayed_write_rate = bytes_per_sec.max(1024);
+        self
+    }
+
+    /// Memory budget for all memtables of all column families together: when they reach it
+    /// the largest active memtable is flushed, and if frozen memtables alone fill it writers
+    /// wait. Default 256 MiB (RocksDB `db_write_buffer_size`, which defaults to unlimited).
+    pub fn db_write_buffer_size(mut self, bytes: usize) -> Self {
+        self.db_write_buffer_size = bytes.max(4096);
+        self
+    }
+
+    pub(crate) fn thresholds(&self) -> crate::write_controller::Thresholds {
+        crate::write_controller::Thresholds {
+            l0_slowdown: self.l0_slowdown_trigger,
+            l0_stop: self.l0_stop_trigger.max(self.l0_slowdown_trigger + 1),
+            pending_soft: self.soft_pending_compaction_bytes,
+            pending_hard: self
+                .hard_pending_compaction_bytes
+                .max(self.soft_pending_compaction_bytes),
+            max_immutable_memtables: self.max_immutable_memtables,
+            delayed_write_rate: self.delayed_write_rate,
+        }
     }
 
     pub(crate) fn table_options(&self) -> riptide_sstable::TableOptions {

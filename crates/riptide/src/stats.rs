@@ -15,13 +15,28 @@ pub(crate) struct Counters {
     pub(crate) compactions: AtomicU64,
     pub(crate) compaction_bytes_read: AtomicU64,
     pub(crate) compaction_bytes_written: AtomicU64,
-    pub(crate) stall_count: AtomicU64,
-    pub(crate) stall_micros: AtomicU64,
+    pub(crate) write_slowdowns: AtomicU64,
+    pub(crate) write_slowdown_micros: AtomicU64,
+    pub(crate) write_stops: AtomicU64,
+    pub(crate) write_stop_micros: AtomicU64,
+    pub(crate) longest_write_wait_micros: AtomicU64,
 }
 
 impl Counters {
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Relaxed);
+    }
+
+    /// Records one slowdown (`stop == false`) or stop of `micros`.
+    pub(crate) fn record_wait(&self, stop: bool, micros: u64) {
+        if stop {
+            Self::add(&self.write_stops, 1);
+            Self::add(&self.write_stop_micros, micros);
+        } else {
+            Self::add(&self.write_slowdowns, 1);
+            Self::add(&self.write_slowdown_micros, micros);
+        }
+        self.longest_write_wait_micros.fetch_max(micros, Relaxed);
     }
 }
 
@@ -72,10 +87,16 @@ pub struct Statistics {
     pub block_cache_misses: u64,
     /// Bytes held by the block cache.
     pub block_cache_usage: u64,
-    /// Times a writer had to wait for a flush (memtable queue full).
-    pub stall_count: u64,
-    /// Total microseconds writers waited.
-    pub stall_micros: u64,
+    /// Write groups slowed down by back-pressure (see `Options::l0_slowdown_trigger`).
+    pub write_slowdowns: u64,
+    /// Total microseconds of those slowdowns.
+    pub write_slowdown_micros: u64,
+    /// Times writes stopped until background work caught up (a last resort).
+    pub write_stops: u64,
+    /// Total microseconds writes were stopped.
+    pub write_stop_micros: u64,
+    /// The longest single slowdown or stop, in microseconds.
+    pub longest_write_wait_micros: u64,
     /// Live snapshots.
     pub live_snapshots: u64,
     /// Files and bytes per level, summed over column families.
@@ -140,7 +161,15 @@ impl fmt::Display for Statistics {
             self.block_cache_usage
         )?;
         writeln!(f, "gets: {}", self.gets)?;
-        writeln!(f, "stalls: {} ({} us)", self.stall_count, self.stall_micros)?;
+        writeln!(
+            f,
+            "write slowdowns: {} ({} us); stops: {} ({} us); longest wait {} us",
+            self.write_slowdowns,
+            self.write_slowdown_micros,
+            self.write_stops,
+            self.write_stop_micros,
+            self.longest_write_wait_micros
+        )?;
         writeln!(f, "live snapshots: {}", self.live_snapshots)?;
         // Levels down to the deepest one that holds a file (always L0).
         let deepest = self.levels.iter().rposition(|l| l.files > 0).unwrap_or(0);
