@@ -88,6 +88,16 @@ fn assert_prefix(entries: &[(Vec<u8>, Vec<u8>)], max: u32) {
     }
 }
 
+/// A copy of a database directory, to damage without touching the original.
+fn copy_dir(dir: &Path) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        fs::copy(&p, copy.path().join(p.file_name().unwrap())).unwrap();
+    }
+    copy
+}
+
 fn flip(path: &Path, offset: usize) {
     let mut bytes = fs::read(path).unwrap();
     bytes[offset] ^= 0x5A;
@@ -170,11 +180,7 @@ fn every_wal_truncation_recovers_a_prefix() {
     let original = fs::read(&target).unwrap();
     let mut last = usize::MAX;
     for cut in (0..original.len()).rev().step_by(13) {
-        let copy = tempfile::tempdir().unwrap();
-        for e in fs::read_dir(dir.path()).unwrap() {
-            let p = e.unwrap().path();
-            fs::copy(&p, copy.path().join(p.file_name().unwrap())).unwrap();
-        }
+        let copy = copy_dir(dir.path());
         let t = copy.path().join(target.file_name().unwrap());
         fs::write(&t, &original[..cut]).unwrap();
         match open_and_read_all(copy.path(), options()) {
@@ -226,11 +232,7 @@ fn truncated_table_is_corruption() {
     let table = files_with_ext(dir.path(), "sst").remove(0);
     let len = fs::metadata(&table).unwrap().len();
     for cut in [0, 1, 20, len / 2, len - 1] {
-        let copy = tempfile::tempdir().unwrap();
-        for e in fs::read_dir(dir.path()).unwrap() {
-            let p = e.unwrap().path();
-            fs::copy(&p, copy.path().join(p.file_name().unwrap())).unwrap();
-        }
+        let copy = copy_dir(dir.path());
         let t = copy.path().join(table.file_name().unwrap());
         fs::OpenOptions::new()
             .write(true)
