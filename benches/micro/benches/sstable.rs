@@ -15,7 +15,7 @@ use riptide_common::ValueKind;
 use riptide_common::key::{internal_key, seek_key};
 use riptide_sstable::block::{Block, BlockBuilder};
 use riptide_sstable::filter::{BloomFilter, BloomFilterBuilder};
-use riptide_sstable::{BlockCache, Table, TableOptions, TableWriter};
+use riptide_sstable::{BlockCache, Table, TableOptions, TableReadOptions, TableWriter};
 
 fn user_key(i: u64) -> [u8; 16] {
     let mut k = [0u8; 16];
@@ -122,34 +122,45 @@ fn bench_table_get(c: &mut Criterion) {
             .unwrap();
     }
     w.finish().unwrap();
-    let cache = Arc::new(BlockCache::new(256 << 20));
-    let table = Table::open(&path, Some(cache.clone())).unwrap();
-    for i in 0..n {
-        table.get(&user_key(i), u64::MAX >> 8).unwrap().unwrap();
-    }
-    // Every data block is now cached: the measured gets never touch the file.
-    assert_eq!(cache.stats().inserts, table.properties().data_blocks);
     let mut g = c.benchmark_group("sstable_table");
     g.throughput(Throughput::Elements(1));
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    g.bench_function("get_hit_warm_cache_100k", |b| {
-        b.iter(|| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let v = table.get(&user_key(rng % n), u64::MAX >> 8).unwrap();
-            black_box(v.map(|v| v.value.len()))
-        })
-    });
-    g.bench_function("get_miss_warm_cache_100k", |b| {
-        b.iter(|| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let v = table.get(&user_key(n + rng % n), u64::MAX >> 8).unwrap();
-            black_box(v.is_some())
-        })
-    });
+    // Index and filter in the block cache (the default), then pinned in the table.
+    for (suffix, cache_index_and_filter) in [("", true), ("_pinned", false)] {
+        let cache = Arc::new(BlockCache::new(256 << 20));
+        let opts = TableReadOptions {
+            cache_index_and_filter,
+        };
+        let table = Table::open_with_options(&path, Some(cache.clone()), &opts).unwrap();
+        for i in 0..n {
+            table.get(&user_key(i), u64::MAX >> 8).unwrap().unwrap();
+        }
+        // Every data block is now cached: the measured gets never touch the file.
+        assert_eq!(cache.stats().data.inserts, table.properties().data_blocks);
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        g.bench_function(format!("get_hit_warm_cache_100k{suffix}"), |b| {
+            b.iter(|| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let v = table.get(&user_key(rng % n), u64::MAX >> 8).unwrap();
+                black_box(v.map(|v| v.value.len()))
+            })
+        });
+        g.bench_function(format!("get_miss_warm_cache_100k{suffix}"), |b| {
+            b.iter(|| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let v = table.get(&user_key(n + rng % n), u64::MAX >> 8).unwrap();
+                black_box(v.is_some())
+            })
+        });
+        if cache_index_and_filter {
+            let s = cache.stats();
+            assert_eq!(s.index.misses, 1, "{s:?}");
+            assert_eq!(s.filter.misses, 1, "{s:?}");
+        }
+    }
     g.finish();
 }
 

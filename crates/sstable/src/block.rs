@@ -199,6 +199,11 @@ impl Block {
         self.data.len()
     }
 
+    /// Bytes of memory this block occupies: its buffer's capacity and the `Block` itself.
+    pub fn memory_size(&self) -> usize {
+        self.data.capacity() + std::mem::size_of::<Block>()
+    }
+
     /// True if the block holds no entry.
     pub fn is_empty(&self) -> bool {
         self.restarts_offset == 0
@@ -252,6 +257,28 @@ struct EntryHeader {
 /// Decodes the header of the entry at `offset`, checking that it fits before `limit`.
 #[inline]
 fn decode_entry(data: &[u8], offset: usize, limit: usize) -> Result<EntryHeader> {
+    // Fast path: the three lengths are one-byte varints (short keys and values).
+    if let Some(key_start) = offset.checked_add(3).filter(|&e| e <= limit)
+        && let Some(&[shared, non_shared, value_len]) = data.get(offset..key_start)
+        && (shared | non_shared | value_len) < 0x80
+    {
+        let key_end = key_start.saturating_add(usize::from(non_shared));
+        let value_end = key_end.saturating_add(usize::from(value_len));
+        if value_end <= limit {
+            return Ok(EntryHeader {
+                shared: usize::from(shared),
+                key_start,
+                key_end,
+                value_end,
+            });
+        }
+    }
+    decode_entry_slow(data, offset, limit)
+}
+
+/// [`decode_entry`] for any varint lengths, and the errors.
+#[inline(never)]
+fn decode_entry_slow(data: &[u8], offset: usize, limit: usize) -> Result<EntryHeader> {
     let mut pos = offset;
     let fail = |what: &str| {
         Error::corruption(format!(
@@ -300,16 +327,29 @@ pub struct BlockIter<B: Deref<Target = Block>> {
 impl<B: Deref<Target = Block>> BlockIter<B> {
     /// An unpositioned (invalid) iterator over `block`.
     pub fn new(block: B) -> Self {
+        Self::with_key_buffer(block, Vec::new())
+    }
+
+    /// Like [`new`](Self::new), but reuses `buf` (cleared) to hold the current key, so a
+    /// short-lived search allocates nothing once the buffer has grown. Get the buffer back
+    /// with [`into_key_buffer`](Self::into_key_buffer).
+    pub fn with_key_buffer(block: B, mut buf: Vec<u8>) -> Self {
+        buf.clear();
         let end = block.restarts_offset;
         BlockIter {
             block,
             current: end,
             next: end,
             restart_index: 0,
-            key: Vec::new(),
+            key: buf,
             value_start: 0,
             value_end: 0,
         }
+    }
+
+    /// Gives back the key buffer (for [`with_key_buffer`](Self::with_key_buffer)).
+    pub fn into_key_buffer(self) -> Vec<u8> {
+        self.key
     }
 
     /// The block being iterated.

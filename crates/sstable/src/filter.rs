@@ -156,9 +156,14 @@ impl BloomFilter {
         self.num_probes > 0
     }
 
-    /// Bytes of memory held by the bit array.
+    /// Bytes of the bit array.
     pub fn size(&self) -> usize {
         self.bits.len()
+    }
+
+    /// Bytes of memory this filter occupies: the bit array's capacity and the struct itself.
+    pub fn memory_size(&self) -> usize {
+        self.bits.capacity() + std::mem::size_of::<BloomFilter>()
     }
 }
 

@@ -15,7 +15,11 @@
 //!
 //! Data blocks use key prefix compression with restart points and may be zstd-compressed; the
 //! index block maps a separator key per data block to its [`BlockHandle`](format::BlockHandle).
-//! Decompressed data blocks are shared between tables through a byte-bounded [`BlockCache`].
+//! Decompressed data blocks are shared between tables through a byte-bounded [`BlockCache`],
+//! which by default also holds each table's index block and bloom filter (see
+//! [`TableReadOptions`]), so the memory tables use is bounded by the cache's capacity. A
+//! [`TableCache`] bounds the number of open tables (and file descriptors), closing the least
+//! recently used ones.
 //! The byte-level format is described in `FORMAT.md` next to this crate's `Cargo.toml`.
 //!
 //! Every byte read from disk is covered by a checksum, and every decode is bounds-checked:
@@ -30,12 +34,14 @@ pub mod format;
 pub mod options;
 pub mod properties;
 pub mod table;
+pub mod table_cache;
 pub mod table_iter;
 pub mod writer;
 
-pub use cache::{BlockCache, CacheStats};
-pub use options::{Compression, TableOptions};
+pub use cache::{BlockCache, BlockKind, CacheId, CacheStats, CachedBlock, KindStats};
+pub use options::{Compression, TableOptions, TableReadOptions};
 pub use properties::TableProperties;
 pub use table::{Table, TableStats, TableValue};
+pub use table_cache::{TableCache, TableCacheStats};
 pub use table_iter::TableIterator;
 pub use writer::TableWriter;

@@ -94,3 +94,30 @@ impl TableOptions {
         Ok(())
     }
 }
+
+/// Options for opening and reading a table, independent of how it was written (see
+/// [`Table::open_with_options`](crate::Table::open_with_options)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableReadOptions {
+    /// Keep the index block and the bloom filter in the block cache, charged to its capacity
+    /// and evicted like data blocks, instead of pinning them in the table for its lifetime
+    /// (RocksDB's `cache_index_and_filter_blocks`). Opening then reads only the footer and the
+    /// properties block; lookups and iterators fetch the index and filter through the cache,
+    /// reading them from the file again after an eviction. A filter block of at most
+    /// [`SMALL_FILTER_PINNED`] bytes (a disabled or nearly empty filter) is still read at open
+    /// and kept, as it costs less than a cache entry. Ignored (index and filter pinned) when
+    /// the table is opened without a block cache. Default: true.
+    pub cache_index_and_filter: bool,
+}
+
+/// Filter blocks of at most this many stored bytes are pinned even with
+/// [`TableReadOptions::cache_index_and_filter`].
+pub const SMALL_FILTER_PINNED: u64 = 64;
+
+impl Default for TableReadOptions {
+    fn default() -> Self {
+        TableReadOptions {
+            cache_index_and_filter: true,
+        }
+    }
+}

@@ -1,20 +1,27 @@
 //! Reading a table: open, point lookups and block loading.
+//!
+//! The index block and the bloom filter are either pinned in the [`Table`] for its lifetime or,
+//! with [`TableReadOptions::cache_index_and_filter`] and a block cache, fetched through the
+//! [`BlockCache`] on demand (charged to it and evicted like data blocks).
 
+use std::cell::Cell;
 use std::fs::File;
+use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::checksum::checksum;
-use riptide_common::key::{parse_internal_key, seek_key};
+use riptide_common::key::{MAX_SEQNO, parse_internal_key};
 use riptide_common::{Error, IoResultExt, Result, SeqNo, ValueKind};
 
 use crate::block::{Block, BlockIter};
-use crate::cache::{BlockCache, next_table_id};
+use crate::cache::{BlockCache, CacheId, CachedBlock};
 use crate::compression::{TYPE_NONE, TYPE_ZSTD, decompress_zstd};
 use crate::filter::BloomFilter;
 use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer};
+use crate::options::{SMALL_FILTER_PINNED, TableReadOptions};
 use crate::properties::TableProperties;
 use crate::table_iter::TableIterator;
 
@@ -38,26 +45,117 @@ pub struct TableStats {
     pub bytes_read: u64,
     /// Lookups answered "absent" by the bloom filter alone.
     pub filter_skips: u64,
+    /// Times the index block was read from the file (at open when pinned, else on cache
+    /// misses).
+    pub index_reads: u64,
+    /// Times the filter block was read from the file (at open when pinned, else on cache
+    /// misses).
+    pub filter_reads: u64,
+}
+
+/// Where a table's index block lives.
+enum IndexSource {
+    /// Read at open, kept for the table's lifetime.
+    Pinned(Arc<Block>),
+    /// Fetched through this cache on demand.
+    Cached(Arc<BlockCache>),
+}
+
+/// Where a table's bloom filter lives.
+enum FilterSource {
+    /// Read at open, kept for the table's lifetime.
+    Pinned(BloomFilter),
+    /// Fetched through this cache on demand.
+    Cached(Arc<BlockCache>),
+}
+
+/// A block or filter either borrowed from the table (pinned) or shared with the cache.
+pub(crate) enum Held<'a, T> {
+    /// Pinned in the table.
+    Borrowed(&'a T),
+    /// From the block cache.
+    Shared(Arc<T>),
+}
+
+impl<T> Deref for Held<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        match self {
+            Held::Borrowed(t) => t,
+            Held::Shared(t) => t,
+        }
+    }
+}
+
+/// Buffers reused by [`Table::get`] on each thread, so a lookup on a warm cache allocates
+/// nothing but its result.
+#[derive(Default)]
+struct Scratch {
+    target: Vec<u8>,
+    index_key: Vec<u8>,
+    data_key: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = const {
+        Cell::new(Scratch {
+            target: Vec::new(),
+            index_key: Vec::new(),
+            data_key: Vec::new(),
+        })
+    };
+}
+
+/// Runs `f` with this thread's scratch buffers (fresh ones if they are in use, e.g. by a
+/// lookup nested in a `get_with` callback, or gone at thread exit).
+#[inline]
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut s = SCRATCH.try_with(Cell::take).unwrap_or_default();
+    let r = f(&mut s);
+    let _ = SCRATCH.try_with(|c| c.set(s));
+    r
+}
+
+/// Kind byte of a seek target: sorts before every real version with the same seqno (as
+/// `riptide_common::key::seek_key`).
+const SEEK_KIND: u64 = 0xFF;
+
+/// Writes into `buf` (cleared first) the internal key that `seek` uses to find the newest
+/// version of `user_key` visible at `snapshot`; equal to `riptide_common::key::seek_key`.
+#[inline]
+fn encode_seek_key(buf: &mut Vec<u8>, user_key: &[u8], snapshot: SeqNo) {
+    buf.clear();
+    buf.extend_from_slice(user_key);
+    buf.extend_from_slice(&(((snapshot & MAX_SEQNO) << 8) | SEEK_KIND).to_le_bytes());
 }
 
 /// An open, immutable table. Shared through `Arc`; every method takes `&self` and reads with
-/// positional I/O, so any number of threads may use it at once.
+/// positional I/O, so any number of threads may use it at once. Its file descriptor closes
+/// when the last `Arc` drops.
 pub struct Table {
-    id: u64,
+    id: CacheId,
     path: PathBuf,
     file: File,
     file_size: u64,
-    /// Blocks live in `[0, data_end)`; handles beyond it are corrupt.
+    /// Data blocks live in `[0, data_end)` (the filter block starts at `data_end`).
     data_end: u64,
-    /// Offset of the index block (for error messages).
-    index_offset: u64,
-    index: Arc<Block>,
-    filter: BloomFilter,
+    /// Metablocks live in `[0, meta_end)` (the footer starts at `meta_end`).
+    meta_end: u64,
+    index_handle: BlockHandle,
+    filter_handle: BlockHandle,
+    index: IndexSource,
+    filter: FilterSource,
     props: TableProperties,
     cache: Option<Arc<BlockCache>>,
     blocks_read: AtomicU64,
     bytes_read: AtomicU64,
     filter_skips: AtomicU64,
+    index_reads: AtomicU64,
+    filter_reads: AtomicU64,
+    /// Count of open tables to decrement on drop (a [`TableCache`](crate::TableCache)'s).
+    open_counter: Option<Arc<AtomicU64>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -66,15 +164,63 @@ impl std::fmt::Debug for Table {
             .field("id", &self.id)
             .field("path", &self.path)
             .field("file_size", &self.file_size)
+            .field("index_and_filter_cached", &self.index_and_filter_cached())
             .finish()
     }
 }
 
+impl Drop for Table {
+    fn drop(&mut self) {
+        if let Some(c) = &self.open_counter {
+            c.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Table {
-    /// Opens the table at `path`: reads and verifies the footer, the index, filter and
-    /// properties blocks (kept in memory) and checks every index entry. Damage is reported as
-    /// `Corruption` naming the file. Data blocks are read on demand, through `cache` if given.
+    /// Opens the table at `path` with the default [`TableReadOptions`] (index and filter in
+    /// `cache` when one is given, else pinned) and a process-unique [`CacheId`]. See
+    /// [`open_with_id`](Self::open_with_id).
     pub fn open(path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<Table>> {
+        Self::open_with_options(path, cache, &TableReadOptions::default())
+    }
+
+    /// Opens the table at `path` with `opts` and a process-unique [`CacheId`]. See
+    /// [`open_with_id`](Self::open_with_id).
+    pub fn open_with_options(
+        path: &Path,
+        cache: Option<Arc<BlockCache>>,
+        opts: &TableReadOptions,
+    ) -> Result<Arc<Table>> {
+        Self::open_with_id(path, cache, opts, CacheId::unique())
+    }
+
+    /// Opens the table at `path`, keying its blocks in `cache` by `id` (blocks already cached
+    /// under `id`, e.g. by an earlier open of the same file, are used).
+    ///
+    /// Reads and verifies the footer and the properties block. When the index and filter are
+    /// pinned (`cache` is `None` or `opts.cache_index_and_filter` is false) it also reads and
+    /// verifies them and checks every index entry, as when they are later loaded through the
+    /// cache. Damage is reported as `Corruption` naming the file and the block offset. Data
+    /// blocks are read on demand, through `cache` if given.
+    pub fn open_with_id(
+        path: &Path,
+        cache: Option<Arc<BlockCache>>,
+        opts: &TableReadOptions,
+        id: CacheId,
+    ) -> Result<Arc<Table>> {
+        Self::open_counted(path, cache, opts, id, None)
+    }
+
+    /// [`open_with_id`](Self::open_with_id) that increments `open_counter` on success and
+    /// decrements it when the table drops.
+    pub(crate) fn open_counted(
+        path: &Path,
+        cache: Option<Arc<BlockCache>>,
+        opts: &TableReadOptions,
+        id: CacheId,
+        open_counter: Option<Arc<AtomicU64>>,
+    ) -> Result<Arc<Table>> {
         let file = File::open(path).at("open table", path)?;
         let file_size = file.metadata().at("stat table", path)?.len();
         let ctx = || format!("table {}", path.display());
@@ -98,48 +244,101 @@ impl Table {
             ))
             .with_context(ctx()));
         }
+        for (what, h) in [("index", footer.index), ("filter", footer.filter)] {
+            if h.end_with_trailer().is_none_or(|e| e > footer_offset) {
+                return Err(Error::corruption(format!(
+                    "{what} block ({}+{}) runs past the footer (offset {footer_offset})",
+                    h.offset, h.size
+                ))
+                .with_context(ctx()));
+            }
+        }
+        let cached = match &cache {
+            Some(c) if opts.cache_index_and_filter => Some(Arc::clone(c)),
+            _ => None,
+        };
         let mut table = Table {
-            id: next_table_id(),
+            id,
             path: path.to_path_buf(),
             file,
             file_size,
-            data_end: footer_offset,
-            index_offset: footer.index.offset,
-            index: Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0])?),
-            filter: BloomFilter::disabled(),
+            // Metablocks follow the data: data blocks must end before the filter block.
+            data_end: footer.filter.offset,
+            meta_end: footer_offset,
+            index_handle: footer.index,
+            filter_handle: footer.filter,
+            index: IndexSource::Pinned(Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0])?)),
+            filter: FilterSource::Pinned(BloomFilter::disabled()),
             props: TableProperties::default(),
             cache,
             blocks_read: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
             filter_skips: AtomicU64::new(0),
+            index_reads: AtomicU64::new(0),
+            filter_reads: AtomicU64::new(0),
+            open_counter: None,
         };
-        let props_block =
-            Block::new(table.read_block_contents(footer.properties, "properties")?)
-                .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
+        let props_block = Block::new(table.read_block_contents(
+            footer.properties,
+            "properties",
+            footer_offset,
+        )?)
+        .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
         let mut props = TableProperties::decode(&props_block)
             .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
         props.file_size = file_size;
         props.format_version = FORMAT_VERSION;
-        let filter = BloomFilter::new(table.read_block_contents(footer.filter, "filter")?)
-            .map_err(|e| table.block_error(e, "filter", footer.filter.offset))?;
-        let index = Block::new(table.read_block_contents(footer.index, "index")?)
-            .map_err(|e| table.block_error(e, "index", footer.index.offset))?;
-        // Metablocks follow the data: data blocks must end before the filter block.
-        table.data_end = footer.filter.offset;
-        let blocks = table
-            .check_index(&index)
-            .map_err(|e| table.block_error(e, "index", footer.index.offset))?;
-        if blocks != props.data_blocks {
-            return Err(Error::corruption(format!(
-                "index lists {blocks} data blocks, properties say {}",
-                props.data_blocks
-            ))
-            .with_context(ctx()));
-        }
-        table.index = Arc::new(index);
-        table.filter = filter;
         table.props = props;
+        match cached {
+            None => {
+                table.filter = FilterSource::Pinned(table.load_filter()?);
+                table.index = IndexSource::Pinned(Arc::new(table.load_index()?));
+            }
+            Some(cache) => {
+                table.filter = if footer.filter.size <= SMALL_FILTER_PINNED {
+                    FilterSource::Pinned(table.load_filter()?)
+                } else {
+                    FilterSource::Cached(Arc::clone(&cache))
+                };
+                table.index = IndexSource::Cached(cache);
+            }
+        }
+        if let Some(c) = &open_counter {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        table.open_counter = open_counter;
         Ok(Arc::new(table))
+    }
+
+    /// Reads, verifies and parses the filter block.
+    fn load_filter(&self) -> Result<BloomFilter> {
+        let h = self.filter_handle;
+        let data = self.read_block_contents(h, "filter", self.meta_end)?;
+        self.filter_reads.fetch_add(1, Ordering::Relaxed);
+        BloomFilter::new(data).map_err(|e| self.block_error(e, "filter", h.offset))
+    }
+
+    /// Reads and verifies the index block and checks every entry against the data area and
+    /// the properties.
+    fn load_index(&self) -> Result<Block> {
+        let h = self.index_handle;
+        let data = self.read_block_contents(h, "index", self.meta_end)?;
+        self.index_reads.fetch_add(1, Ordering::Relaxed);
+        let index = Block::new(data).map_err(|e| self.block_error(e, "index", h.offset))?;
+        let blocks = self
+            .check_index(&index)
+            .map_err(|e| self.block_error(e, "index", h.offset))?;
+        if blocks != self.props.data_blocks {
+            return Err(self.block_error(
+                Error::corruption(format!(
+                    "index lists {blocks} data blocks, properties say {}",
+                    self.props.data_blocks
+                )),
+                "index",
+                h.offset,
+            ));
+        }
+        Ok(index)
     }
 
     /// Checks that index entries decode to contiguous, in-bounds handles; returns their count.
@@ -185,15 +384,16 @@ impl Table {
         ))
     }
 
-    /// Reads, verifies and decompresses the block at `handle`.
-    fn read_block_contents(&self, handle: BlockHandle, what: &str) -> Result<Vec<u8>> {
-        let end = handle.end_with_trailer().filter(|&e| e <= self.data_end);
+    /// Reads, verifies and decompresses the block at `handle`, which must end (trailer
+    /// included) at or before `limit`.
+    fn read_block_contents(&self, handle: BlockHandle, what: &str, limit: u64) -> Result<Vec<u8>> {
+        let end = handle.end_with_trailer().filter(|&e| e <= limit);
         let len = end.and_then(|_| usize::try_from(handle.size).ok());
         let Some(size) = len else {
             return Err(self.block_error(
                 Error::corruption(format!(
-                    "block of {} bytes runs past offset {}",
-                    handle.size, self.data_end
+                    "block of {} bytes runs past offset {limit}",
+                    handle.size
                 )),
                 what,
                 handle.offset,
@@ -234,20 +434,68 @@ impl Table {
     /// The data block at `handle`, from the cache or the file.
     pub(crate) fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
         if let Some(cache) = &self.cache
-            && let Some(b) = cache.get(self.id, handle.offset)
+            && let Some(b) = cache.get_data(self.id, handle.offset)
         {
             return Ok(b);
         }
-        let data = self.read_block_contents(handle, "data")?;
+        let data = self.read_block_contents(handle, "data", self.data_end)?;
         self.blocks_read.fetch_add(1, Ordering::Relaxed);
         self.bytes_read
             .fetch_add(handle.size + BLOCK_TRAILER_LEN as u64, Ordering::Relaxed);
         let block =
             Arc::new(Block::new(data).map_err(|e| self.block_error(e, "data", handle.offset))?);
         if let Some(cache) = &self.cache {
-            cache.insert(self.id, handle.offset, Arc::clone(&block));
+            cache.insert(
+                self.id,
+                handle.offset,
+                CachedBlock::Data(Arc::clone(&block)),
+            );
         }
         Ok(block)
+    }
+
+    /// The index block through `cache`, read (and cached) on a miss.
+    fn cached_index(&self, cache: &BlockCache) -> Result<Arc<Block>> {
+        let offset = self.index_handle.offset;
+        if let Some(b) = cache.get_index(self.id, offset) {
+            return Ok(b);
+        }
+        let b = Arc::new(self.load_index()?);
+        cache.insert(self.id, offset, CachedBlock::Index(Arc::clone(&b)));
+        Ok(b)
+    }
+
+    /// The index block: pinned, cached, or read now.
+    #[inline]
+    fn index_block(&self) -> Result<Held<'_, Block>> {
+        match &self.index {
+            IndexSource::Pinned(b) => Ok(Held::Borrowed(b)),
+            IndexSource::Cached(c) => self.cached_index(c).map(Held::Shared),
+        }
+    }
+
+    /// The index block as an `Arc` (for iterators, which keep it).
+    pub(crate) fn index_arc(&self) -> Result<Arc<Block>> {
+        match &self.index {
+            IndexSource::Pinned(b) => Ok(Arc::clone(b)),
+            IndexSource::Cached(c) => self.cached_index(c),
+        }
+    }
+
+    /// The bloom filter: pinned, cached, or read now.
+    #[inline]
+    fn filter(&self) -> Result<Held<'_, BloomFilter>> {
+        let cache = match &self.filter {
+            FilterSource::Pinned(f) => return Ok(Held::Borrowed(f)),
+            FilterSource::Cached(c) => c,
+        };
+        let offset = self.filter_handle.offset;
+        if let Some(f) = cache.get_filter(self.id, offset) {
+            return Ok(Held::Shared(f));
+        }
+        let f = Arc::new(self.load_filter()?);
+        cache.insert(self.id, offset, CachedBlock::Filter(Arc::clone(&f)));
+        Ok(Held::Shared(f))
     }
 
     /// Decodes an index entry's value into a handle, with file context on failure.
@@ -256,40 +504,79 @@ impl Table {
     }
 
     pub(crate) fn index_offset(&self) -> u64 {
-        self.index_offset
+        self.index_handle.offset
     }
 
     /// The newest version of `user_key` with seqno <= `snapshot` in this table (possibly a
     /// tombstone), or `None`. Consults the bloom filter first.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<TableValue>> {
-        if !self.filter.may_contain(user_key) {
+        self.get_with(user_key, snapshot, |seqno, kind, value| TableValue {
+            seqno,
+            kind,
+            value: value.to_vec(),
+        })
+    }
+
+    /// Like [`get`](Self::get), but hands the version found (seqno, kind, value bytes) to `f`
+    /// instead of copying the value, and returns what `f` returns. On a warm cache this
+    /// allocates nothing (the search buffers are reused per thread).
+    pub fn get_with<R>(
+        &self,
+        user_key: &[u8],
+        snapshot: SeqNo,
+        f: impl FnOnce(SeqNo, ValueKind, &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        if !self.try_may_contain(user_key)? {
             self.filter_skips.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         }
-        let target = seek_key(user_key, snapshot);
-        let mut index = BlockIter::new(&*self.index);
+        let index = self.index_block()?;
+        with_scratch(|s| {
+            encode_seek_key(&mut s.target, user_key, snapshot);
+            let mut index_it =
+                BlockIter::with_key_buffer(&*index, std::mem::take(&mut s.index_key));
+            let r = self.search(&mut index_it, &s.target, user_key, &mut s.data_key, f);
+            s.index_key = index_it.into_key_buffer();
+            r
+        })
+    }
+
+    /// The lookup of [`get_with`](Self::get_with) once the index is at hand.
+    fn search<R>(
+        &self,
+        index: &mut BlockIter<&Block>,
+        target: &[u8],
+        user_key: &[u8],
+        data_key: &mut Vec<u8>,
+        f: impl FnOnce(SeqNo, ValueKind, &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let mut f = Some(f);
         index
-            .seek(&target)
+            .seek(target)
             .map_err(|e| self.block_error(e, "index", self.index_offset()))?;
         // The first block whose separator is >= target may hold only smaller keys when the
         // separator was shortened; then the answer starts the next block.
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
             let block = self.data_block(handle)?;
-            let mut it = BlockIter::new(&*block);
-            it.seek(&target)
-                .map_err(|e| self.block_error(e, "data", handle.offset))?;
-            if it.valid() {
-                let parsed = parse_internal_key(it.key())
-                    .map_err(|e| self.block_error(e, "data", handle.offset))?;
-                if parsed.user_key != user_key {
+            let mut it = BlockIter::with_key_buffer(&*block, std::mem::take(data_key));
+            // None: nothing >= target in this block; Some(r): the answer.
+            let step = (|| -> Result<Option<Option<R>>> {
+                it.seek(target)?;
+                if !it.valid() {
                     return Ok(None);
                 }
-                return Ok(Some(TableValue {
-                    seqno: parsed.seqno,
-                    kind: parsed.kind,
-                    value: it.value().to_vec(),
-                }));
+                let parsed = parse_internal_key(it.key())?;
+                if parsed.user_key != user_key {
+                    return Ok(Some(None));
+                }
+                Ok(Some(
+                    f.take().map(|f| f(parsed.seqno, parsed.kind, it.value())),
+                ))
+            })();
+            *data_key = it.into_key_buffer();
+            if let Some(r) = step.map_err(|e| self.block_error(e, "data", handle.offset))? {
+                return Ok(r);
             }
             index
                 .next()
@@ -298,13 +585,23 @@ impl Table {
         Ok(None)
     }
 
-    /// False only if the bloom filter proves `user_key` absent from this table.
+    /// False only if the bloom filter proves `user_key` absent from this table. When the
+    /// filter has to be read from the file and that fails, answers true (the error surfaces
+    /// in the lookup that follows, or use [`try_may_contain`](Self::try_may_contain)).
     #[inline]
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter.may_contain(user_key)
+        self.try_may_contain(user_key).unwrap_or(true)
     }
 
-    /// A bidirectional iterator over every entry; it keeps this table alive.
+    /// False only if the bloom filter proves `user_key` absent from this table; errors if the
+    /// filter must be read (cache miss) and cannot be.
+    #[inline]
+    pub fn try_may_contain(&self, user_key: &[u8]) -> Result<bool> {
+        Ok(self.filter()?.may_contain(user_key))
+    }
+
+    /// A bidirectional iterator over every entry; it keeps this table alive, and the index
+    /// block (fetched at its first positioning call) for as long as it lives.
     pub fn iter(self: &Arc<Self>) -> TableIterator {
         TableIterator::new(Arc::clone(self))
     }
@@ -324,19 +621,34 @@ impl Table {
         self.file_size
     }
 
-    /// This table's process-unique id (its block cache key prefix).
-    pub fn id(&self) -> u64 {
+    /// The id keying this table's blocks in the block cache.
+    pub fn id(&self) -> CacheId {
         self.id
     }
 
-    /// The in-memory index block.
-    pub(crate) fn index_block(&self) -> &Arc<Block> {
-        &self.index
+    /// True when the index (and the filter, unless it is tiny) are fetched through the block
+    /// cache rather than pinned in the table.
+    pub fn index_and_filter_cached(&self) -> bool {
+        matches!(self.index, IndexSource::Cached(_))
     }
 
-    /// Bytes of memory pinned by this table (index and filter).
+    /// Bytes of memory this table holds outside the block cache: the `Table` itself, its path
+    /// and properties, and the index block and filter when they are pinned.
     pub fn memory_usage(&self) -> usize {
-        self.index.size() + self.filter.size()
+        let index = match &self.index {
+            IndexSource::Pinned(b) => b.memory_size(),
+            IndexSource::Cached(_) => 0,
+        };
+        let filter = match &self.filter {
+            FilterSource::Pinned(f) => f.memory_size(),
+            FilterSource::Cached(_) => 0,
+        };
+        std::mem::size_of::<Table>()
+            + self.path.capacity()
+            + self.props.smallest_key.capacity()
+            + self.props.largest_key.capacity()
+            + index
+            + filter
     }
 
     /// Read counters.
@@ -345,6 +657,24 @@ impl Table {
             blocks_read: self.blocks_read.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             filter_skips: self.filter_skips.load(Ordering::Relaxed),
+            index_reads: self.index_reads.load(Ordering::Relaxed),
+            filter_reads: self.filter_reads.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seek_key_matches_common() {
+        for snapshot in [0, 1, 7, MAX_SEQNO, u64::MAX, u64::MAX >> 8] {
+            for uk in [&b""[..], b"k", b"some longer key"] {
+                let mut buf = vec![1, 2, 3];
+                encode_seek_key(&mut buf, uk, snapshot);
+                assert_eq!(buf, riptide_common::key::seek_key(uk, snapshot));
+            }
         }
     }
 }

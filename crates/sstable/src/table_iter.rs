@@ -9,11 +9,13 @@ use crate::block::{Block, BlockIter};
 use crate::table::Table;
 
 /// A bidirectional cursor over every entry of a [`Table`], in internal-key order. It owns an
-/// `Arc` of the table and of the data block it is on (so cache eviction never invalidates it).
-/// After an error it is invalid.
+/// `Arc` of the table, of its index block (fetched at the first positioning call, through the
+/// block cache when the table keeps its index there) and of the data block it is on, so cache
+/// eviction never invalidates it. After an error it is invalid.
 pub struct TableIterator {
     table: Arc<Table>,
-    index: BlockIter<Arc<Block>>,
+    /// `None` until the first positioning call loads the index.
+    index: Option<BlockIter<Arc<Block>>>,
     data: Option<BlockIter<Arc<Block>>>,
     /// Offset of the block held in `data`.
     data_offset: u64,
@@ -30,10 +32,9 @@ impl std::fmt::Debug for TableIterator {
 
 impl TableIterator {
     pub(crate) fn new(table: Arc<Table>) -> Self {
-        let index = BlockIter::new(Arc::clone(table.index_block()));
         TableIterator {
             table,
-            index,
+            index: None,
             data: None,
             data_offset: 0,
         }
@@ -46,8 +47,33 @@ impl TableIterator {
 
     fn fail(&mut self, e: Error) -> Error {
         self.data = None;
-        self.index.invalidate();
+        if let Some(i) = self.index.as_mut() {
+            i.invalidate();
+        }
         e
+    }
+
+    fn index_valid(&self) -> bool {
+        self.index.as_ref().is_some_and(|i| i.valid())
+    }
+
+    /// Applies `op` to the index iterator, loading the index block first if needed, and adds
+    /// context to its errors.
+    fn index_op(
+        &mut self,
+        op: impl FnOnce(&mut BlockIter<Arc<Block>>) -> Result<()>,
+    ) -> Result<()> {
+        if self.index.is_none() {
+            match self.table.index_arc() {
+                Ok(b) => self.index = Some(BlockIter::new(b)),
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+        let r = match self.index.as_mut() {
+            Some(i) => op(i),
+            None => Ok(()),
+        };
+        r.map_err(|e| self.index_error(e))
     }
 
     fn index_error(&mut self, e: Error) -> Error {
@@ -65,11 +91,11 @@ impl TableIterator {
     /// Loads the data block the index is on (none if the index is invalid); returns whether a
     /// block is loaded.
     fn load_block(&mut self) -> Result<bool> {
-        if !self.index.valid() {
+        let Some(index) = self.index.as_ref().filter(|i| i.valid()) else {
             self.data = None;
             return Ok(false);
-        }
-        let handle = match self.table.decode_handle(self.index.value()) {
+        };
+        let handle = match self.table.decode_handle(index.value()) {
             Ok(h) => h,
             Err(e) => return Err(self.fail(e)),
         };
@@ -105,13 +131,11 @@ impl TableIterator {
     /// While the data iterator is exhausted, moves to the start of the next block.
     fn skip_forward(&mut self) -> Result<()> {
         while !self.data_valid() {
-            if !self.index.valid() {
+            if !self.index_valid() {
                 self.data = None;
                 return Ok(());
             }
-            if let Err(e) = self.index.next() {
-                return Err(self.index_error(e));
-            }
+            self.index_op(|i| i.next())?;
             if !self.load_block()? {
                 return Ok(());
             }
@@ -123,13 +147,11 @@ impl TableIterator {
     /// While the data iterator is exhausted, moves to the end of the previous block.
     fn skip_backward(&mut self) -> Result<()> {
         while !self.data_valid() {
-            if !self.index.valid() {
+            if !self.index_valid() {
                 self.data = None;
                 return Ok(());
             }
-            if let Err(e) = self.index.prev() {
-                return Err(self.index_error(e));
-            }
+            self.index_op(|i| i.prev())?;
             if !self.load_block()? {
                 return Ok(());
             }
@@ -145,9 +167,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
-        if let Err(e) = self.index.seek_to_first() {
-            return Err(self.index_error(e));
-        }
+        self.index_op(|i| i.seek_to_first())?;
         if self.load_block()? {
             self.with_data(|d| d.seek_to_first())?;
         }
@@ -155,9 +175,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_last(&mut self) -> Result<()> {
-        if let Err(e) = self.index.seek_to_last() {
-            return Err(self.index_error(e));
-        }
+        self.index_op(|i| i.seek_to_last())?;
         if self.load_block()? {
             self.with_data(|d| d.seek_to_last())?;
         }
@@ -165,9 +183,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        if let Err(e) = self.index.seek(target) {
-            return Err(self.index_error(e));
-        }
+        self.index_op(|i| i.seek(target))?;
         if self.load_block()? {
             self.with_data(|d| d.seek(target))?;
         }
@@ -175,10 +191,8 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
-        if let Err(e) = self.index.seek(target) {
-            return Err(self.index_error(e));
-        }
-        if !self.index.valid() {
+        self.index_op(|i| i.seek(target))?;
+        if !self.index_valid() {
             // Every separator, hence every key, is < target.
             return self.seek_to_last();
         }

@@ -31,12 +31,16 @@ fn hits_misses_and_inserts() {
     let read = common::read_everything(&t).unwrap();
     assert_eq!(read.len(), 1000);
     let s = cache.stats();
-    assert_eq!(s.misses, blocks);
-    assert_eq!(s.inserts, blocks);
+    assert_eq!(s.data.misses, blocks);
+    assert_eq!(s.data.inserts, blocks);
+    // The index block is in the cache too (one miss, then the iterator keeps it).
+    assert_eq!(s.index.misses, 1);
+    assert_eq!(s.index.inserts, 1);
+    assert_eq!(s.misses, blocks + 1);
     assert_eq!(t.stats().blocks_read, blocks);
     assert!(s.usage_bytes >= blocks * (1 + BLOCK_CHARGE_OVERHEAD));
     assert!(s.usage_bytes <= s.capacity_bytes);
-    assert_eq!(s.entries, blocks);
+    assert_eq!(s.entries, blocks + 1);
 
     // Everything is cached now: gets only hit.
     for (k, _) in &entries {
@@ -44,9 +48,14 @@ fn hits_misses_and_inserts() {
         assert!(t.get(uk, u64::MAX >> 8).unwrap().is_some());
     }
     let s2 = cache.stats();
-    assert_eq!(s2.misses, s.misses);
-    assert_eq!(s2.inserts, s.inserts);
-    assert!(s2.hits >= 1000);
+    assert_eq!(s2.data.misses, s.data.misses);
+    assert_eq!(s2.data.inserts, s.data.inserts);
+    assert_eq!(s2.index.misses, s.index.misses);
+    assert!(s2.data.hits >= 1000);
+    assert!(s2.index.hits >= 1000);
+    // The filter was read once, at the first get.
+    assert_eq!(s2.filter.misses, 1);
+    assert!(s2.filter.hits >= 999);
     assert_eq!(t.stats().blocks_read, blocks);
 
     // The same file opened again gets a new id: its blocks are its own.
@@ -54,7 +63,9 @@ fn hits_misses_and_inserts() {
     assert_ne!(t.id(), t2.id());
     let mut it = t2.iter();
     it.seek_to_first().unwrap();
-    assert_eq!(cache.stats().misses, s2.misses + 1);
+    let s3 = cache.stats();
+    assert_eq!(s3.data.misses, s2.data.misses + 1);
+    assert_eq!(s3.index.misses, s2.index.misses + 1);
 }
 
 #[test]

@@ -69,3 +69,20 @@ pub fn read_everything(table: &Arc<Table>) -> riptide_common::Result<Entries> {
 pub fn assert_corruption(e: &riptide_common::Error, what: &str) {
     assert_eq!(e.kind(), ErrorKind::Corruption, "{what}: {e}");
 }
+
+/// Number of this process's open file descriptors on files under `dir` (from /proc/self/fd).
+pub fn open_fds_under(dir: &Path) -> usize {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(&dir))
+        .count()
+}
+
+/// The user key of `entries[i]` with an extra byte: absent from the table.
+pub fn absent_key(entries: &Entries, i: usize) -> Vec<u8> {
+    let mut k = riptide_common::key::user_key(&entries[i].0).to_vec();
+    k.push(b'~');
+    k
+}
