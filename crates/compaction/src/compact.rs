@@ -1,14 +1,19 @@
 //! Compaction: merging table files into new ones, dropping versions no reader can see.
+//!
+//! [`compact`] merges a list of files in one pass; [`crate::run_compaction`] runs a picked
+//! [`crate::CompactionJob`], split into parallel subcompactions. Both use one merge routine.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use riptide_common::merge::MergingIterator;
 use riptide_common::{BoxedIterator, Result, SeqNo};
 use riptide_sstable::{BlockCache, TableOptions};
 
-use crate::gc::copy_with_gc;
+use crate::gc::{GcStats, copy_with_gc};
 use crate::output::OutputTables;
+use crate::range_iter::RangeIterator;
 use crate::table_handle::TableHandle;
 
 /// Where and how a compaction writes.
@@ -23,27 +28,38 @@ pub struct CompactionOptions<'a> {
     /// Live snapshots, sorted ascending (sorted here if they are not).
     pub snapshots: &'a [SeqNo],
     /// True when no file below the output level can hold these keys: tombstones every
-    /// snapshot sees are dropped with what they delete.
+    /// snapshot sees are dropped with what they delete. Used by [`compact`];
+    /// [`crate::run_compaction`] takes [`crate::CompactionJob::bottommost`] instead.
     pub bottommost: bool,
     /// An output file is closed once it reaches about this size (never between two versions
-    /// of one user key).
+    /// of one user key). Used by [`compact`]; [`crate::run_compaction`] takes
+    /// [`crate::CompactionJob::target_file_size`] instead.
     pub target_file_size: u64,
 }
 
 /// Counters of one compaction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompactionStats {
     /// Total size of the input files.
     pub bytes_read: u64,
+    /// Size of the input files per input level, as `(level, bytes)`, shallowest first
+    /// (empty for [`compact`], which does not know levels).
+    pub bytes_read_per_level: Vec<(usize, u64)>,
     /// Total size of the output files.
     pub bytes_written: u64,
     /// Entries read.
     pub entries_in: u64,
     /// Entries written.
     pub entries_out: u64,
+    /// Tombstones (deletes and single deletes) in the inputs that are not in the output.
+    pub tombstones_dropped: u64,
+    /// Number of key ranges merged in parallel (1 without subcompactions).
+    pub subcompactions: usize,
+    /// Wall-clock time of the whole compaction.
+    pub duration: Duration,
 }
 
-/// The result of [`compact`].
+/// The result of [`compact`] or [`crate::run_compaction`].
 #[derive(Debug)]
 pub struct CompactionOutput {
     /// The new tables, in key order (possibly none, if everything was dropped).
@@ -60,8 +76,63 @@ pub(crate) fn sorted(snapshots: &[SeqNo]) -> Vec<SeqNo> {
     s
 }
 
+/// How one merge writes: everything but the inputs and the key range.
+pub(crate) struct MergeSettings<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) table_options: &'a TableOptions,
+    pub(crate) cache: Option<Arc<BlockCache>>,
+    /// Sorted ascending.
+    pub(crate) snapshots: &'a [SeqNo],
+    pub(crate) bottommost: bool,
+    pub(crate) target_file_size: u64,
+}
+
+/// What one [`merge_range`] produced.
+pub(crate) struct MergeResult {
+    pub(crate) new_files: Vec<Arc<TableHandle>>,
+    pub(crate) bytes_written: u64,
+    pub(crate) gc: GcStats,
+}
+
+/// Merges the entries of `inputs` (shallowest first) whose user key is in `[start, end)`
+/// into new tables, applying the garbage collection of [`crate::gc`]. The outputs and the
+/// directory are fsynced; on error every output written so far is removed.
+pub(crate) fn merge_range(
+    inputs: &[Arc<TableHandle>],
+    start: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+    s: &MergeSettings<'_>,
+    alloc_number: impl FnMut() -> u64,
+) -> Result<MergeResult> {
+    let children: Vec<BoxedIterator> = inputs
+        .iter()
+        .map(|h| Box::new(h.iter()) as BoxedIterator)
+        .collect();
+    let mut merged = RangeIterator::new(MergingIterator::new(children), start, end);
+    let mut out = OutputTables::new(
+        s.dir,
+        s.table_options,
+        s.cache.clone(),
+        alloc_number,
+        s.target_file_size.max(1),
+    );
+    let gc = copy_with_gc(&mut merged, s.snapshots, s.bottommost, |k, v| out.add(k, v))?;
+    let (new_files, bytes_written) = out.finish()?;
+    Ok(MergeResult {
+        new_files,
+        bytes_written,
+        gc,
+    })
+}
+
+/// Tombstones in `inputs` minus tombstones in `outputs`.
+pub(crate) fn tombstones_dropped(inputs: &[Arc<TableHandle>], outputs: &[Arc<TableHandle>]) -> u64 {
+    let count = |v: &[Arc<TableHandle>]| v.iter().map(|h| h.meta.tombstones).sum::<u64>();
+    count(inputs).saturating_sub(count(outputs))
+}
+
 /// Merges `inputs` (newest first) into new tables numbered by `alloc_number`, applying the
-/// version garbage collection of [`crate::gc`].
+/// version garbage collection of [`crate::gc`], in one pass on the calling thread.
 ///
 /// The outputs are fsynced, as is the directory. On error every output written so far is
 /// removed. The caller installs the result with a version edit that deletes the inputs and
@@ -71,31 +142,28 @@ pub fn compact(
     opts: &CompactionOptions<'_>,
     alloc_number: impl FnMut() -> u64,
 ) -> Result<CompactionOutput> {
+    let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
-    let bytes_read = inputs.iter().map(|h| h.meta.file_size).sum();
-    let children: Vec<BoxedIterator> = inputs
-        .iter()
-        .map(|h| Box::new(h.iter()) as BoxedIterator)
-        .collect();
-    let mut merged = MergingIterator::new(children);
-    let mut out = OutputTables::new(
-        opts.dir,
-        opts.table_options,
-        opts.cache.clone(),
-        alloc_number,
-        opts.target_file_size.max(1),
-    );
-    let gc = copy_with_gc(&mut merged, &snapshots, opts.bottommost, |k, v| {
-        out.add(k, v)
-    })?;
-    let (new_files, bytes_written) = out.finish()?;
+    let settings = MergeSettings {
+        dir: opts.dir,
+        table_options: opts.table_options,
+        cache: opts.cache.clone(),
+        snapshots: &snapshots,
+        bottommost: opts.bottommost,
+        target_file_size: opts.target_file_size,
+    };
+    let r = merge_range(&inputs, None, None, &settings, alloc_number)?;
     Ok(CompactionOutput {
-        new_files,
         stats: CompactionStats {
-            bytes_read,
-            bytes_written,
-            entries_in: gc.entries_in,
-            entries_out: gc.entries_out,
+            bytes_read: inputs.iter().map(|h| h.meta.file_size).sum(),
+            bytes_read_per_level: Vec::new(),
+            bytes_written: r.bytes_written,
+            entries_in: r.gc.entries_in,
+            entries_out: r.gc.entries_out,
+            tombstones_dropped: tombstones_dropped(&inputs, &r.new_files),
+            subcompactions: 1,
+            duration: started.elapsed(),
         },
+        new_files: r.new_files,
     })
 }

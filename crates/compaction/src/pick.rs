@@ -1,4 +1,6 @@
-//! Choosing what to compact (for now: all of L0 into L1) and recording the result.
+//! The first, simple picker (all of L0 into L1) and [`compaction_edits`]. Leveled
+//! compaction picks with [`crate::picker::pick_compaction`] and installs with
+//! [`crate::job::CompactionJob::edits`].
 
 use std::sync::Arc;
 

@@ -109,3 +109,53 @@ pub fn fake_meta(number: u64, a: &str, b: &str, seq: SeqNo) -> FileMeta {
         tombstones: number,
     }
 }
+
+/// Writes `entries` as a new table of `vs` and adds it to `level` of column family 0.
+pub fn add_table(
+    vs: &mut riptide_compaction::VersionSet,
+    level: usize,
+    entries: &[Entry],
+) -> Arc<TableHandle> {
+    let n = vs.new_file_number();
+    let t = write_table(vs.dir(), n, entries);
+    vs.apply_with_tables(
+        vec![riptide_compaction::VersionEdit::AddFile {
+            cf: 0,
+            level,
+            meta: t.meta.clone(),
+        }],
+        std::slice::from_ref(&t),
+    )
+    .unwrap();
+    t
+}
+
+/// Puts of `keys` at consecutive seqnos from `first_seq`, with incompressible values of
+/// `value_len` bytes.
+pub fn puts(keys: &[&str], first_seq: SeqNo, value_len: usize) -> Vec<Entry> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let seq = first_seq + i as SeqNo;
+            let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let value = (0..value_len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    b'a' + (x % 26) as u8
+                })
+                .collect();
+            (k.as_bytes().to_vec(), seq, ValueKind::Put, value)
+        })
+        .collect()
+}
+
+/// Numbers of the files of one input level of a job.
+pub fn job_numbers(job: &riptide_compaction::CompactionJob, level: usize) -> Vec<u64> {
+    job.inputs
+        .iter()
+        .filter(|(l, _)| *l == level)
+        .flat_map(|(_, f)| f.iter().map(|h| h.number()))
+        .collect()
+}

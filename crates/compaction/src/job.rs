@@ -1,0 +1,130 @@
+//! [`CompactionJob`]: what one compaction merges, where it writes, and the version edits that
+//! install its result.
+
+use std::sync::Arc;
+
+use riptide_common::CfId;
+
+use crate::compact::CompactionOutput;
+use crate::edit::VersionEdit;
+use crate::table_handle::TableHandle;
+use crate::version::Version;
+
+/// Why a compaction was picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactionReason {
+    /// L0 reached its file-count (or byte) trigger.
+    L0FileCount,
+    /// A level holds more than its target size.
+    LevelSize,
+    /// A file is dense with tombstones (nothing was due by size).
+    TombstoneDensity,
+    /// Asked for by the user (`compact_range`), see [`crate::manual`].
+    Manual,
+}
+
+/// One compaction: its input files per level, its output level, and how it writes.
+///
+/// Picked (and registered) by [`crate::picker::pick_compaction`] or
+/// [`crate::manual::ManualCompaction::next_job`]; run by [`crate::run_compaction`];
+/// installed with [`CompactionJob::edits`]; released with
+/// [`crate::registry::CompactionRegistry::finish`].
+#[derive(Debug, Clone)]
+pub struct CompactionJob {
+    /// The registry's id of the job (unique within one registry).
+    pub id: u64,
+    /// The column family.
+    pub cf: CfId,
+    /// The input files, grouped by level, shallowest level first. L0 files are newest
+    /// first, deeper levels in key order.
+    pub inputs: Vec<(usize, Vec<Arc<TableHandle>>)>,
+    /// The level the output files go to.
+    pub output_level: usize,
+    /// True when no file below the output level overlaps the job's user-key range: tombstones
+    /// every snapshot sees are dropped with what they delete.
+    pub bottommost: bool,
+    /// Why the job was picked.
+    pub reason: CompactionReason,
+    /// The score of the input level when picked (>= 1 for size-triggered jobs; the
+    /// tombstone ratio for tombstone-density jobs; 0 for manual ones).
+    pub score: f64,
+    /// Output files are closed at about this size (the output level's target file size).
+    pub target_file_size: u64,
+    /// The smallest user key of any input.
+    pub smallest_user_key: Vec<u8>,
+    /// The largest user key of any input.
+    pub largest_user_key: Vec<u8>,
+}
+
+impl CompactionJob {
+    /// Every input file, shallowest level first (the merge order).
+    pub fn input_files(&self) -> impl Iterator<Item = &Arc<TableHandle>> {
+        self.inputs.iter().flat_map(|(_, files)| files.iter())
+    }
+
+    /// Total size of the input files.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_files().map(|f| f.meta.file_size).sum()
+    }
+
+    /// The levels the inputs come from, shallowest first.
+    pub fn input_levels(&self) -> impl Iterator<Item = usize> + '_ {
+        self.inputs.iter().map(|(l, _)| *l)
+    }
+
+    /// The version edits that install `output` (the result of running this job): delete
+    /// every input from its level, add every new file at [`Self::output_level`]. Pass
+    /// `output.new_files` as the tables of
+    /// [`crate::version::VersionSet::apply_with_tables`].
+    pub fn edits(&self, output: &CompactionOutput) -> Vec<VersionEdit> {
+        let mut edits = Vec::new();
+        for (level, files) in &self.inputs {
+            for f in files {
+                edits.push(VersionEdit::DeleteFile {
+                    cf: self.cf,
+                    level: *level,
+                    number: f.number(),
+                });
+            }
+        }
+        for h in &output.new_files {
+            edits.push(VersionEdit::AddFile {
+                cf: self.cf,
+                level: self.output_level,
+                meta: h.meta.clone(),
+            });
+        }
+        edits
+    }
+}
+
+/// The user-key range `[smallest, largest]` covered by `files` (`None` if empty).
+pub(crate) fn user_key_hull<'a>(
+    files: impl IntoIterator<Item = &'a Arc<TableHandle>>,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut hull: Option<(&[u8], &[u8])> = None;
+    for f in files {
+        let (s, l) = (f.meta.smallest_user_key(), f.meta.largest_user_key());
+        hull = Some(match hull {
+            None => (s, l),
+            Some((hs, hl)) => (hs.min(s), hl.max(l)),
+        });
+    }
+    hull.map(|(s, l)| (s.to_vec(), l.to_vec()))
+}
+
+/// True if no file of `cf` in a level below `output_level` overlaps `[smallest, largest]`.
+pub fn is_bottommost(
+    version: &Version,
+    cf: CfId,
+    output_level: usize,
+    smallest: &[u8],
+    largest: &[u8],
+) -> bool {
+    version
+        .levels(cf)
+        .iter()
+        .skip(output_level + 1)
+        .flatten()
+        .all(|f| !f.meta.overlaps_user_range(smallest, largest))
+}

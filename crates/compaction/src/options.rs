@@ -1,0 +1,113 @@
+//! [`LevelOptions`]: the shape of the level tree and when compactions are due.
+
+/// One MiB.
+const MIB: u64 = 1 << 20;
+
+/// How leveled compaction shapes the tree of levels (RocksDB's level-style options; each
+/// field names its RocksDB equivalent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelOptions {
+    /// Number of levels, L0 included (RocksDB `num_levels`). At least 2 is used.
+    pub num_levels: usize,
+    /// L0 is compacted once it has this many files (RocksDB `level0_file_num_compaction_trigger`).
+    pub l0_compaction_trigger: usize,
+    /// Target size of the base level (RocksDB `max_bytes_for_level_base`). With
+    /// [`Self::dynamic_level_bytes`] it is the upper bound of the base level's target; it is
+    /// also the size at which L0 is compacted even below its file-count trigger.
+    pub max_bytes_for_level_base: u64,
+    /// Each level is this many times larger than the one above
+    /// (RocksDB `max_bytes_for_level_multiplier`).
+    pub level_size_ratio: f64,
+    /// Size levels from the bottom up (RocksDB `level_compaction_dynamic_level_bytes`): the
+    /// last level's target is its actual size and L0 compacts into the first level that is
+    /// worth using (the *base level*). See [`crate::targets`].
+    pub dynamic_level_bytes: bool,
+    /// Target size of the files written to the base level (RocksDB `target_file_size_base`).
+    pub target_file_size_base: u64,
+    /// Each level below the base level writes files this many times larger than the one above
+    /// (RocksDB `target_file_size_multiplier`).
+    pub target_file_size_multiplier: f64,
+    /// A file whose tombstones make up at least this fraction of its entries is compacted
+    /// when nothing is due by size (like RocksDB's `CompactOnDeletionCollector` deletion
+    /// ratio). 0 disables tombstone-density compactions.
+    pub tombstone_ratio_trigger: f64,
+    /// Files with fewer entries are never picked for their tombstone density (the window
+    /// size of RocksDB's `CompactOnDeletionCollector`, roughly).
+    pub tombstone_min_entries: u64,
+    /// Upper bound on the bytes of a compaction when its inputs are grown beyond the one
+    /// file picked (RocksDB `max_compaction_bytes`). A single picked file and the files it
+    /// must take along are compacted even when they exceed it.
+    pub max_compaction_bytes: u64,
+}
+
+impl Default for LevelOptions {
+    fn default() -> Self {
+        let target_file_size_base = 64 * MIB;
+        LevelOptions {
+            num_levels: 7,
+            l0_compaction_trigger: 4,
+            max_bytes_for_level_base: 256 * MIB,
+            level_size_ratio: 10.0,
+            dynamic_level_bytes: true,
+            target_file_size_base,
+            target_file_size_multiplier: 1.0,
+            tombstone_ratio_trigger: 0.5,
+            tombstone_min_entries: 10_000,
+            max_compaction_bytes: 25 * target_file_size_base,
+        }
+    }
+}
+
+impl LevelOptions {
+    /// The number of levels used: [`Self::num_levels`], at least 2.
+    pub fn levels(&self) -> usize {
+        self.num_levels.max(2)
+    }
+
+    /// The ratio between levels, at least 1 (a smaller or invalid value is taken as 1).
+    pub fn ratio(&self) -> f64 {
+        if self.level_size_ratio.is_finite() && self.level_size_ratio >= 1.0 {
+            self.level_size_ratio
+        } else {
+            1.0
+        }
+    }
+
+    /// The size of the files a compaction into `output_level` writes when L0 compacts into
+    /// `base_level`: [`Self::target_file_size_base`] at the base level (and above), times
+    /// [`Self::target_file_size_multiplier`] for every level below it. At least 1.
+    pub fn target_file_size(&self, output_level: usize, base_level: usize) -> u64 {
+        let steps = output_level.saturating_sub(base_level.max(1));
+        let mult = if self.target_file_size_multiplier.is_finite()
+            && self.target_file_size_multiplier > 0.0
+        {
+            self.target_file_size_multiplier
+        } else {
+            1.0
+        };
+        let exp = i32::try_from(steps).unwrap_or(i32::MAX);
+        let size = self.target_file_size_base as f64 * mult.powi(exp);
+        // `as` saturates for floats: huge values become u64::MAX.
+        (size as u64).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_file_size_grows_below_the_base_level() {
+        let o = LevelOptions {
+            target_file_size_base: 100,
+            target_file_size_multiplier: 2.0,
+            ..LevelOptions::default()
+        };
+        assert_eq!(o.target_file_size(1, 1), 100);
+        assert_eq!(o.target_file_size(3, 1), 400);
+        assert_eq!(o.target_file_size(5, 5), 100);
+        assert_eq!(o.target_file_size(6, 5), 200);
+        assert_eq!(o.target_file_size(0, 3), 100);
+        assert_eq!(LevelOptions::default().max_compaction_bytes, 25 * 64 * MIB);
+    }
+}
