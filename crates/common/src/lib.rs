@@ -2,8 +2,8 @@
 //!
 //! Every other Riptide crate builds on these: the [`Error`] type and its [`ErrorKind`],
 //! internal keys ([`key`]), byte encodings ([`coding`]), the checksum ([`checksum`]), the
-//! iterator protocol ([`iter`]), the merge of several iterators ([`merge`]) and the
-//! [`WriteBatch`] format.
+//! iterator protocol ([`iter`]), the merge of several iterators ([`merge`]), range tombstones
+//! ([`range_del`]) and the [`WriteBatch`] format.
 
 pub mod checksum;
 pub mod coding;
@@ -11,6 +11,7 @@ pub mod error;
 pub mod iter;
 pub mod key;
 pub mod merge;
+pub mod range_del;
 pub mod write_batch;
 
 pub use error::{Error, ErrorKind, IoResultExt, Result, ResultExt};

@@ -87,6 +87,16 @@ impl WriteBatch {
         self.push(ValueKind::SingleDelete, cf, key, None);
     }
 
+    /// Adds a range delete of `[start, end)` in column family `cf`: a range tombstone hiding
+    /// every older version of every key `k` with `start <= k < end` (see
+    /// [`crate::range_del`]). Encoded as an entry of kind [`ValueKind::RangeDelete`] whose key
+    /// is `start` and whose value is `end`. The batch records the range as given; the write
+    /// path refuses inverted ranges (see [`crate::range_del::check_range`]) and readers ignore
+    /// empty ones.
+    pub fn delete_range_cf(&mut self, cf: CfId, start: &[u8], end: &[u8]) {
+        self.push(ValueKind::RangeDelete, cf, start, Some(end));
+    }
+
     /// Adds a put in the default column family.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         self.put_cf(DEFAULT_CF_ID, key, value);
@@ -100,6 +110,12 @@ impl WriteBatch {
     /// Adds a single delete in the default column family.
     pub fn single_delete(&mut self, key: &[u8]) {
         self.single_delete_cf(DEFAULT_CF_ID, key);
+    }
+
+    /// Adds a range delete of `[start, end)` in the default column family (see
+    /// [`WriteBatch::delete_range_cf`]).
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        self.delete_range_cf(DEFAULT_CF_ID, start, end);
     }
 
     /// Number of entries.
@@ -265,11 +281,23 @@ mod tests {
         b.put(b"a", b"1");
         b.delete_cf(3, b"b");
         b.single_delete(b"c");
+        b.delete_range_cf(5, b"d", b"f");
+        b.delete_range(b"x", b"y");
         b.set_seqno(77);
         let b2 = WriteBatch::from_data(b.data().to_vec()).unwrap();
         assert_eq!(b2.seqno(), 77);
         let e: Vec<_> = b2.iter().map(|e| e.unwrap()).collect();
-        assert_eq!(e.len(), 3);
+        assert_eq!(e.len(), 5);
+        assert_eq!(
+            e[3],
+            BatchEntry {
+                kind: ValueKind::RangeDelete,
+                cf: 5,
+                key: b"d",
+                value: b"f"
+            }
+        );
+        assert_eq!((e[4].cf, e[4].key, e[4].value), (0, &b"x"[..], &b"y"[..]));
         assert_eq!(
             e[0],
             BatchEntry {

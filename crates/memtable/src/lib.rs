@@ -41,12 +41,21 @@
 //! All `unsafe` code lives in the `skiplist` module (node layout and access), each block with
 //! the invariant that justifies it; the arena is safe code over `Vec` spare capacity.
 //!
+//! **Range tombstones.** A [`ValueKind::RangeDelete`] entry is not put in the skiplist: it goes
+//! to a small lock-protected vector beside it ([`Memtable::range_tombstones`]), with an atomic
+//! count so that readers of a memtable without range tombstones never take the lock. Lookups
+//! use a fragmented [`RangeTombstoneSet`] cached until the next range tombstone arrives.
+//!
+//! [`ValueKind::RangeDelete`]: riptide_common::ValueKind::RangeDelete
+//! [`RangeTombstoneSet`]: riptide_common::range_del::RangeTombstoneSet
+//!
 //! [`MemtableList`] holds the active memtable and the queue of immutable ones awaiting flush.
 
 mod arena;
 mod iter;
 mod list;
 mod memtable;
+mod range_tombstones;
 mod skiplist;
 
 pub use iter::MemtableIterator;

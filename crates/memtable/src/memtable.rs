@@ -1,4 +1,5 @@
-//! [`Memtable`]: a concurrent skiplist of internal keys plus the bookkeeping the engine needs.
+//! [`Memtable`]: a concurrent skiplist of internal keys plus the bookkeeping the engine needs,
+//! and the memtable's range tombstones, kept apart from the point entries.
 
 use std::cell::RefCell;
 use std::cmp::Ordering as CmpOrdering;
@@ -6,9 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, seqno_of, user_key};
+use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{SeqNo, ValueKind};
 
 use crate::iter::MemtableIterator;
+use crate::range_tombstones::RangeTombstoneStore;
 use crate::skiplist::{Cursor, SkipList};
 
 /// The version of a key found by [`Memtable::get`].
@@ -24,9 +27,14 @@ pub struct MemtableValue {
 
 /// An in-memory, ordered table of internal keys. `Send + Sync`: inserts may come from many
 /// threads at once while others read. Memory is freed only when the memtable is dropped.
+///
+/// Range tombstones ([`ValueKind::RangeDelete`] entries) are not point entries: they live in a
+/// separate store (see [`Memtable::range_tombstones`]) and never appear in [`Memtable::iter`]
+/// or [`Memtable::get`]. Readers combine both (the engine's `get` and iterator do).
 pub struct Memtable {
     id: u64,
     list: Arc<SkipList>,
+    range_dels: RangeTombstoneStore,
     /// Smallest seqno inserted; `u64::MAX` while empty.
     min_seqno: AtomicU64,
     /// Largest seqno inserted plus one; 0 while empty.
@@ -38,6 +46,7 @@ impl std::fmt::Debug for Memtable {
         f.debug_struct("Memtable")
             .field("id", &self.id)
             .field("len", &self.len())
+            .field("range_tombstones", &self.range_dels.len())
             .field("memory_usage", &self.approximate_memory_usage())
             .field("min_seqno", &self.min_seqno())
             .field("max_seqno", &self.max_seqno())
@@ -88,6 +97,7 @@ impl Memtable {
         Memtable {
             id,
             list: Arc::new(SkipList::new()),
+            range_dels: RangeTombstoneStore::default(),
             min_seqno: AtomicU64::new(u64::MAX),
             max_seqno_plus_one: AtomicU64::new(0),
         }
@@ -105,20 +115,78 @@ impl Memtable {
     /// [`riptide_common::key::MAX_SEQNO`]). Returns false, changing nothing, if the very same
     /// internal key (user key, seqno and kind) is already present; the engine never does that
     /// since seqnos are unique.
+    ///
+    /// A [`ValueKind::RangeDelete`] entry (`user_key` = inclusive start, `value` = exclusive
+    /// end, as in a write batch) goes to the range-tombstone store instead, exactly like
+    /// [`Memtable::insert_range_tombstone`]: so the write path and WAL replay, which both
+    /// insert batch entries through this method, need no special case.
     pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) -> bool {
+        if kind == ValueKind::RangeDelete {
+            return self.insert_range_tombstone(user_key, value, seqno);
+        }
         let inserted = with_internal_key(user_key, seqno, kind, |key| self.list.insert(key, value));
         if inserted {
-            let seqno = seqno & MAX_SEQNO;
-            self.min_seqno.fetch_min(seqno, Ordering::Relaxed);
-            self.max_seqno_plus_one
-                .fetch_max(seqno + 1, Ordering::Relaxed);
+            self.note_seqno(seqno);
         }
         inserted
     }
 
+    fn note_seqno(&self, seqno: SeqNo) {
+        let seqno = seqno & MAX_SEQNO;
+        self.min_seqno.fetch_min(seqno, Ordering::Relaxed);
+        self.max_seqno_plus_one
+            .fetch_max(seqno + 1, Ordering::Relaxed);
+    }
+
+    /// Inserts the range tombstone `[start, end)` at `seqno`: it deletes every version with a
+    /// smaller seqno of every key in the range, in this memtable and in every older source.
+    /// Safe to call concurrently with other inserts and with readers. An empty or inverted
+    /// range (`start >= end`) deletes nothing and is not stored: returns false.
+    pub fn insert_range_tombstone(&self, start: &[u8], end: &[u8], seqno: SeqNo) -> bool {
+        if start >= end {
+            return false;
+        }
+        let seqno = seqno & MAX_SEQNO;
+        self.range_dels
+            .insert(RangeTombstone::new(start, end, seqno));
+        self.note_seqno(seqno);
+        true
+    }
+
+    /// Every range tombstone of this memtable, in insertion order (they may overlap). This is
+    /// what a flush must persist next to the point entries of [`Memtable::iter`].
+    pub fn range_tombstones(&self) -> Vec<RangeTombstone> {
+        self.range_dels.to_vec()
+    }
+
+    /// Number of range tombstones. Lock-free.
+    pub fn range_tombstone_count(&self) -> usize {
+        self.range_dels.len()
+    }
+
+    /// True when the memtable holds at least one range tombstone. Lock-free: readers test it
+    /// first and skip every range-tombstone step when it is false.
+    pub fn has_range_tombstones(&self) -> bool {
+        self.range_tombstone_count() != 0
+    }
+
+    /// The range tombstones visible at `snapshot` (seqno <= `snapshot`), fragmented. When every
+    /// tombstone is visible (the usual case) this is a cached set shared by all readers, built
+    /// once per change.
+    pub fn range_tombstone_set(&self, snapshot: SeqNo) -> Arc<RangeTombstoneSet> {
+        self.range_dels.set_at(snapshot)
+    }
+
+    /// The largest seqno `<= snapshot` of this memtable's range tombstones covering
+    /// `user_key`, if any: a version `(user_key, s)` from this or any older source is deleted
+    /// when this is `Some(t)` with `t > s`.
+    pub fn max_covering_seqno(&self, user_key: &[u8], snapshot: SeqNo) -> Option<SeqNo> {
+        self.range_dels.max_covering_seqno(user_key, snapshot)
+    }
+
     /// The newest version of `user_key` with a seqno `<= snapshot` (it may be a tombstone);
-    /// `None` if there is none. Range tombstones (`ValueKind::RangeDelete`) are versions like any
-    /// other: one whose start key is `user_key` is returned as is.
+    /// `None` if there is none. Point entries only: range tombstones are not versions of their
+    /// start key; ask [`Memtable::max_covering_seqno`] whether one deletes the version found.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<MemtableValue> {
         self.get_with(user_key, snapshot, |seqno, kind, value| MemtableValue {
             seqno,
@@ -154,10 +222,12 @@ impl Memtable {
     }
 
     /// Bytes of arena memory the entries occupy (node headers, links, keys, values, padding
-    /// and the unused tails of full arena chunks). Grows monotonically; use it to decide when
-    /// to switch memtables.
+    /// and the unused tails of full arena chunks), plus the bytes of the range tombstones.
+    /// Grows monotonically; use it to decide when to switch memtables.
     pub fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list
+            .memory_usage()
+            .saturating_add(self.range_dels.memory_usage())
     }
 
     /// Bytes the memtable's arena reserved from the system allocator: whole chunks, so up to
@@ -167,23 +237,24 @@ impl Memtable {
         self.list.memory_reserved()
     }
 
-    /// Number of entries.
+    /// Number of point entries (range tombstones not included: see
+    /// [`Memtable::range_tombstone_count`]).
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
-    /// True when there is no entry.
+    /// True when there is neither a point entry nor a range tombstone.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && !self.has_range_tombstones()
     }
 
-    /// Smallest seqno inserted, if any.
+    /// Smallest seqno inserted (point entry or range tombstone), if any.
     pub fn min_seqno(&self) -> Option<SeqNo> {
         let s = self.min_seqno.load(Ordering::Relaxed);
         (s != u64::MAX).then_some(s)
     }
 
-    /// Largest seqno inserted, if any.
+    /// Largest seqno inserted (point entry or range tombstone), if any.
     pub fn max_seqno(&self) -> Option<SeqNo> {
         self.max_seqno_plus_one
             .load(Ordering::Relaxed)

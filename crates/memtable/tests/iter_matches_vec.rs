@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 use riptide_common::iter::VecIterator;
 use riptide_common::key::internal_key;
+use riptide_common::range_del::RangeTombstone;
 use riptide_common::{InternalIterator, ValueKind};
 use riptide_memtable::Memtable;
 use std::sync::Arc;
@@ -83,9 +84,19 @@ proptest! {
         let m = Arc::new(Memtable::new(0));
         let mut seen = HashSet::new();
         let mut reference = Vec::new();
+        let mut range_tombstones = Vec::new();
         for (k, s, kind, v) in &entries {
-            let ikey = internal_key(k, *s, *kind);
             let inserted = m.insert(k, *s, *kind, v);
+            if *kind == ValueKind::RangeDelete {
+                // Range tombstones go to their own store, never to the point entries; empty
+                // and inverted ranges are dropped.
+                prop_assert_eq!(inserted, k < v);
+                if inserted {
+                    range_tombstones.push(RangeTombstone::new(k.clone(), v.clone(), *s));
+                }
+                continue;
+            }
+            let ikey = internal_key(k, *s, *kind);
             // The memtable keeps the first of duplicate internal keys.
             prop_assert_eq!(inserted, seen.insert(ikey.clone()));
             if inserted {
@@ -93,6 +104,7 @@ proptest! {
             }
         }
         prop_assert_eq!(m.len(), reference.len());
+        prop_assert_eq!(m.range_tombstones(), range_tombstones);
         let mut expected = VecIterator::new(reference);
         let mut actual = m.iter();
 

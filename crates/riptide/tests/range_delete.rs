@@ -1,0 +1,468 @@
+//! Range deletes, phase 1: range tombstones in memtables, seen by every read path.
+//!
+//! Every database here never flushes (huge write buffers): flush does not persist range
+//! tombstones until phase 2, which is also why the public API refuses them for now (first
+//! test) and the rest go through the test-only entry points.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::sync::Arc;
+
+use riptide::{ColumnFamily, Db, ErrorKind, Options, ReadOptions, SyncMode, WriteBatch};
+
+fn memtable_only() -> Options {
+    Options::default()
+        .sync_mode(SyncMode::None)
+        .write_buffer_size(256 << 20)
+        .db_write_buffer_size(1 << 30)
+}
+
+fn open() -> (tempfile::TempDir, Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), memtable_only()).unwrap();
+    (dir, db)
+}
+
+fn k(i: u32) -> Vec<u8> {
+    format!("k{i:05}").into_bytes()
+}
+
+fn v(i: u32, round: u32) -> Vec<u8> {
+    format!("v{i}.{round}").into_bytes()
+}
+
+fn delete_range(db: &Db, start: &[u8], end: &[u8]) {
+    db.delete_range_unpersisted_for_tests(&db.default_cf(), start, end)
+        .unwrap();
+}
+
+fn keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
+    let mut it = db.iter(opts).unwrap();
+    it.seek_to_first().unwrap();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push(it.key().to_vec());
+        it.next().unwrap();
+    }
+    out
+}
+
+fn keys_rev(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
+    let mut it = db.iter(opts).unwrap();
+    it.seek_to_last().unwrap();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push(it.key().to_vec());
+        it.prev().unwrap();
+    }
+    out.reverse();
+    out
+}
+
+fn ks(range: impl IntoIterator<Item = u32>) -> Vec<Vec<u8>> {
+    range.into_iter().map(k).collect()
+}
+
+#[test]
+fn public_api_refuses_range_deletes_until_they_are_persisted() {
+    let (_dir, db) = open();
+    db.put(b"a", b"1").unwrap();
+    let seq = db.latest_seqno();
+    let e = db.delete_range(b"a", b"z").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("flush"), "{e}");
+    let e = db
+        .delete_range_cf(&db.default_cf(), b"a", b"a")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    let mut b = WriteBatch::new();
+    b.put(b"b", b"2").delete_range(b"a", b"z");
+    assert_eq!(b.range_delete_count(), 1);
+    let e = db.write(b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    // Nothing of the refused writes happened.
+    assert_eq!(db.latest_seqno(), seq);
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.get(b"b").unwrap(), None);
+    db.close().unwrap();
+}
+
+#[test]
+fn hides_older_versions_but_not_newer_ones() {
+    let (_dir, db) = open();
+    for i in 0..10 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    db.put(&k(3), &v(3, 1)).unwrap(); // two versions of k3, both older
+    delete_range(&db, &k(2), &k(6));
+    db.put(&k(4), &v(4, 2)).unwrap(); // newer than the tombstone
+    for i in 0..10 {
+        let expected = match i {
+            2 | 3 | 5 => None,
+            4 => Some(v(4, 2)),
+            _ => Some(v(i, 0)),
+        };
+        assert_eq!(db.get(&k(i)).unwrap(), expected, "key {i}");
+    }
+    let live = ks([0, 1, 4, 6, 7, 8, 9]);
+    assert_eq!(keys(&db, ReadOptions::default()), live);
+    assert_eq!(keys_rev(&db, ReadOptions::default()), live);
+    // The tombstone shows in the debugging view.
+    let versions = db.key_versions(&db.default_cf(), &k(3)).unwrap();
+    assert!(
+        versions
+            .iter()
+            .any(|v| format!("{:?}", v.kind) == "RangeDelete" && v.source.contains("range")),
+        "{versions:?}"
+    );
+    db.close().unwrap();
+}
+
+#[test]
+fn snapshot_taken_before_the_delete_still_sees_the_data() {
+    let (_dir, db) = open();
+    for i in 0..20 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    let before = db.snapshot();
+    delete_range(&db, &k(5), &k(15));
+    let after = db.snapshot();
+    db.put(&k(7), &v(7, 1)).unwrap();
+    let cf = db.default_cf();
+    for i in 0..20 {
+        let at_before = db
+            .get_cf_opt(&cf, &k(i), &ReadOptions::default().snapshot(&before))
+            .unwrap();
+        assert_eq!(at_before, Some(v(i, 0)), "key {i} at the old snapshot");
+        let at_after = db
+            .get_cf_opt(&cf, &k(i), &ReadOptions::default().snapshot(&after))
+            .unwrap();
+        let deleted = (5..15).contains(&i);
+        assert_eq!(
+            at_after,
+            (!deleted).then(|| v(i, 0)),
+            "key {i} at the new snapshot"
+        );
+    }
+    assert_eq!(
+        keys(&db, ReadOptions::default().snapshot(&before)),
+        ks(0..20)
+    );
+    assert_eq!(
+        keys_rev(&db, ReadOptions::default().snapshot(&before)),
+        ks(0..20)
+    );
+    let after_keys = ks((0..5).chain(15..20));
+    assert_eq!(
+        keys(&db, ReadOptions::default().snapshot(&after)),
+        after_keys
+    );
+    assert_eq!(
+        keys_rev(&db, ReadOptions::default().snapshot(&after)),
+        after_keys
+    );
+    let now = ks((0..5).chain([7]).chain(15..20));
+    assert_eq!(keys(&db, ReadOptions::default()), now);
+    assert_eq!(keys_rev(&db, ReadOptions::default()), now);
+    drop((before, after));
+    db.close().unwrap();
+}
+
+#[test]
+fn overlapping_ranges_with_writes_between() {
+    let (_dir, db) = open();
+    let mut model = std::collections::BTreeMap::new();
+    let mut put = |db: &Db, i: u32, round: u32| {
+        db.put(&k(i), &v(i, round)).unwrap();
+        model.insert(k(i), v(i, round));
+    };
+    for i in 0..100 {
+        put(&db, i, 0);
+    }
+    delete_range(&db, &k(10), &k(40));
+    for i in (0..100).step_by(3) {
+        put(&db, i, 1);
+    }
+    delete_range(&db, &k(30), &k(60)); // overlaps the first and the round-1 puts
+    delete_range(&db, &k(20), &k(35)); // nested in both
+    delete_range(&db, &k(50), &k(51)); // a single key
+    for i in (0..100).step_by(7) {
+        put(&db, i, 2);
+    }
+    delete_range(&db, &k(90), &k(200)); // past the last key
+    let mut expected = std::collections::BTreeMap::new();
+    for i in 0..100u32 {
+        // The newest write to each key decides.
+        let last_put = if i % 7 == 0 {
+            2
+        } else if i % 3 == 0 {
+            1
+        } else {
+            0
+        };
+        let deleted_after = |round: u32| -> bool {
+            // Range deletes in write order with the round they follow.
+            let ranges: [(u32, u32, u32); 5] = [
+                (10, 40, 0),
+                (30, 60, 1),
+                (20, 35, 1),
+                (50, 51, 1),
+                (90, 200, 2),
+            ];
+            ranges
+                .iter()
+                .any(|&(a, b, after)| after >= round && (a..b).contains(&i))
+        };
+        if !deleted_after(last_put) {
+            expected.insert(k(i), v(i, last_put));
+        }
+    }
+    drop(model);
+    for i in 0..100 {
+        assert_eq!(
+            db.get(&k(i)).unwrap().as_ref(),
+            expected.get(&k(i)),
+            "key {i}"
+        );
+    }
+    let exp_keys: Vec<_> = expected.keys().cloned().collect();
+    assert_eq!(keys(&db, ReadOptions::default()), exp_keys);
+    assert_eq!(keys_rev(&db, ReadOptions::default()), exp_keys);
+    db.close().unwrap();
+}
+
+#[test]
+fn put_inside_a_deleted_range_is_live() {
+    let (_dir, db) = open();
+    for i in 0..10 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    delete_range(&db, &k(0), &k(10));
+    assert_eq!(keys(&db, ReadOptions::default()), Vec::<Vec<u8>>::new());
+    db.put(&k(5), &v(5, 1)).unwrap();
+    db.delete(&k(6)).unwrap();
+    assert_eq!(db.get(&k(5)).unwrap(), Some(v(5, 1)));
+    assert_eq!(db.get(&k(4)).unwrap(), None);
+    assert_eq!(db.get(&k(6)).unwrap(), None);
+    assert_eq!(keys(&db, ReadOptions::default()), ks([5]));
+    assert_eq!(keys_rev(&db, ReadOptions::default()), ks([5]));
+    // Deleting it again hides the new version too.
+    delete_range(&db, &k(5), &k(6));
+    assert_eq!(db.get(&k(5)).unwrap(), None);
+    db.put(&k(5), &v(5, 2)).unwrap();
+    assert_eq!(db.get(&k(5)).unwrap(), Some(v(5, 2)));
+    db.close().unwrap();
+}
+
+#[test]
+fn order_inside_one_batch_decides() {
+    let (_dir, db) = open();
+    let mut b = WriteBatch::new();
+    b.allow_unpersisted_range_deletes_for_tests()
+        .put(b"a1", b"x")
+        .put(b"a2", b"x")
+        .delete_range(b"a", b"b") // after a1, a2: deletes them
+        .put(b"a3", b"y"); // after the range delete: live
+    db.write(b).unwrap();
+    assert_eq!(db.get(b"a1").unwrap(), None);
+    assert_eq!(db.get(b"a2").unwrap(), None);
+    assert_eq!(db.get(b"a3").unwrap(), Some(b"y".to_vec()));
+    assert_eq!(keys(&db, ReadOptions::default()), vec![b"a3".to_vec()]);
+    db.close().unwrap();
+}
+
+#[test]
+fn bounds_seeks_and_direction_changes_across_a_deleted_span() {
+    let (_dir, db) = open();
+    for i in 0..1000 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    // Drop a big span (the skip-with-seek path: nothing is newer than the tombstone)...
+    delete_range(&db, &k(100), &k(900));
+    let live: Vec<u32> = (0..100).chain(900..1000).collect();
+    assert_eq!(keys(&db, ReadOptions::default()), ks(live.clone()));
+    assert_eq!(keys_rev(&db, ReadOptions::default()), ks(live.clone()));
+
+    let check_bounds = |db: &Db, live: &[u32]| {
+        for (lo, hi) in [
+            (50, 950),
+            (100, 900),
+            (150, 850),
+            (0, 500),
+            (500, 1000),
+            (99, 901),
+        ] {
+            let opts = || ReadOptions::default().lower_bound(k(lo)).upper_bound(k(hi));
+            let expected: Vec<u32> = live
+                .iter()
+                .copied()
+                .filter(|&i| i >= lo && i < hi)
+                .collect();
+            assert_eq!(keys(db, opts()), ks(expected.clone()), "[{lo}, {hi})");
+            assert_eq!(keys_rev(db, opts()), ks(expected), "[{lo}, {hi}) reverse");
+        }
+        let mut it = db.iter(ReadOptions::default()).unwrap();
+        // seek into the span lands after it; seek_for_prev lands before it.
+        it.seek(&k(500)).unwrap();
+        let after_500 = live.iter().copied().find(|&i| i >= 500);
+        assert_eq!(it.valid().then(|| it.key().to_vec()), after_500.map(k));
+        it.prev().unwrap();
+        let before_500 = live.iter().copied().rev().find(|&i| i < 500);
+        assert_eq!(it.valid().then(|| it.key().to_vec()), before_500.map(k));
+        it.next().unwrap();
+        assert_eq!(it.valid().then(|| it.key().to_vec()), after_500.map(k));
+        it.seek_for_prev(&k(500)).unwrap();
+        let at_or_before_500 = live.iter().copied().rev().find(|&i| i <= 500);
+        assert_eq!(
+            it.valid().then(|| it.key().to_vec()),
+            at_or_before_500.map(k)
+        );
+        it.next().unwrap();
+        let next = live.iter().copied().find(|&i| i > 500);
+        assert_eq!(it.valid().then(|| it.key().to_vec()), next.map(k));
+        assert_eq!(it.value(), next.map(|i| v(i, 0)).unwrap_or_default());
+    };
+    check_bounds(&db, &live);
+
+    // ...then write a few keys inside it: now the span must be stepped through.
+    for i in [100, 450, 500, 899] {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    let mut live2 = live.clone();
+    live2.extend([100, 450, 500, 899]);
+    live2.sort_unstable();
+    assert_eq!(keys(&db, ReadOptions::default()), ks(live2.clone()));
+    assert_eq!(keys_rev(&db, ReadOptions::default()), ks(live2.clone()));
+    check_bounds(&db, &live2);
+    db.close().unwrap();
+}
+
+#[test]
+fn empty_range_is_a_no_op_and_inverted_range_is_invalid() {
+    let (_dir, db) = open();
+    db.put(b"m", b"1").unwrap();
+    let seq = db.latest_seqno();
+    delete_range(&db, b"m", b"m");
+    assert_eq!(db.get(b"m").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.latest_seqno(), seq, "an empty range writes nothing");
+    let e = db
+        .delete_range_unpersisted_for_tests(&db.default_cf(), b"z", b"a")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let mut b = WriteBatch::new();
+    b.allow_unpersisted_range_deletes_for_tests()
+        .put(b"n", b"2")
+        .delete_range(b"z", b"a");
+    let e = db.write(b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert_eq!(db.get(b"n").unwrap(), None, "the whole batch was refused");
+    assert_eq!(db.latest_seqno(), seq);
+    // The empty range deletes nothing, not even its start key.
+    delete_range(&db, b"", b"");
+    assert_eq!(keys(&db, ReadOptions::default()), vec![b"m".to_vec()]);
+    // A range from the empty key covers it.
+    db.put(b"", b"e").unwrap();
+    delete_range(&db, b"", b"m");
+    assert_eq!(db.get(b"").unwrap(), None);
+    assert_eq!(db.get(b"m").unwrap(), Some(b"1".to_vec()));
+    db.close().unwrap();
+}
+
+#[test]
+fn column_families_are_independent() {
+    let (_dir, db) = open();
+    let other: ColumnFamily = db.create_cf("other").unwrap();
+    for i in 0..10 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+        db.put_cf(&other, &k(i), &v(i, 0)).unwrap();
+    }
+    db.delete_range_unpersisted_for_tests(&other, &k(0), &k(5))
+        .unwrap();
+    let mut b = WriteBatch::new();
+    b.allow_unpersisted_range_deletes_for_tests()
+        .delete_range_cf(&other, &k(8), &k(20));
+    db.write(b).unwrap();
+    assert_eq!(keys(&db, ReadOptions::default()), ks(0..10));
+    let mut it = db.iter_cf(&other, ReadOptions::default()).unwrap();
+    it.seek_to_first().unwrap();
+    let mut seen = Vec::new();
+    while it.valid() {
+        seen.push(it.key().to_vec());
+        it.next().unwrap();
+    }
+    assert_eq!(seen, ks(5..8));
+    assert_eq!(db.get_cf(&other, &k(2)).unwrap(), None);
+    assert_eq!(db.get(&k(2)).unwrap(), Some(v(2, 0)));
+    db.close().unwrap();
+}
+
+#[test]
+fn readers_race_with_range_deletes() {
+    let (_dir, db) = open();
+    let db = Arc::new(db);
+    for i in 0..2000 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    let snap = db.snapshot();
+    std::thread::scope(|s| {
+        let writer = Arc::clone(&db);
+        s.spawn(move || {
+            for round in 0..200u32 {
+                let start = (round * 37) % 1990;
+                writer
+                    .delete_range_unpersisted_for_tests(
+                        &writer.default_cf(),
+                        &k(start),
+                        &k(start + 10),
+                    )
+                    .unwrap();
+                writer.put(&k(start + 3), &v(start + 3, round + 1)).unwrap();
+            }
+        });
+        for _ in 0..2 {
+            let db = Arc::clone(&db);
+            let snap = &snap;
+            s.spawn(move || {
+                for _ in 0..20 {
+                    // The old snapshot never changes.
+                    assert_eq!(keys(&db, ReadOptions::default().snapshot(snap)).len(), 2000);
+                    // A fresh iterator sees a sorted, duplicate-free view.
+                    let now = keys(&db, ReadOptions::default());
+                    assert!(now.windows(2).all(|w| w[0] < w[1]));
+                }
+            });
+        }
+    });
+    drop(snap);
+    Arc::into_inner(db).unwrap().close().unwrap();
+}
+
+/// Phase 2: reopen replays the WAL through `Memtable::insert`, which puts each range delete
+/// back into its memtable's range-tombstone store, then flushes the replayed memtables; flush
+/// does not write range tombstones yet, so the deleted keys come back. Un-ignore when flush
+/// persists range tombstones (and `RANGE_DELETES_PERSISTED` flips).
+#[test]
+#[ignore = "phase 2: flush (run by reopen) does not persist range tombstones yet"]
+fn range_deletes_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), memtable_only()).unwrap();
+        for i in 0..10 {
+            db.put(&k(i), &v(i, 0)).unwrap();
+        }
+        delete_range(&db, &k(2), &k(8));
+        db.put(&k(5), &v(5, 1)).unwrap();
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), memtable_only()).unwrap();
+    assert_eq!(keys(&db, ReadOptions::default()), ks([0, 1, 5, 8, 9]));
+    assert_eq!(db.get(&k(3)).unwrap(), None);
+    assert_eq!(db.get(&k(5)).unwrap(), Some(v(5, 1)));
+    db.close().unwrap();
+}
