@@ -1,17 +1,23 @@
-//! The background worker: flushes frozen memtables (oldest first) and merges L0 into L1
-//! when L0 reaches its trigger. One thread for now; several is a later step.
+//! Background work: one flush thread and `max_background_compactions` compaction threads.
 //!
-//! A failure here (for example a full disk while writing a table) is kept as the database's
-//! background error: from then on writes fail with `Closed` and say why, reads go on, and
-//! nothing acknowledged is lost (it is still in the WAL).
+//! The flush thread writes frozen memtables as L0 tables, oldest first. Compaction threads
+//! pick leveled compactions (`riptide_compaction::pick_compaction`): each job is registered
+//! in the shared [`CompactionRegistry`], so threads work on disjoint key ranges at once; big
+//! jobs are split into subcompactions. After every install the pending-compaction estimate
+//! that drives write back-pressure is refreshed.
+//!
+//! A failure (for example a full disk while writing a table) or a caught panic becomes the
+//! database's background error: from then on writes fail with `Closed` and say why, reads go
+//! on, and nothing acknowledged is lost (it is still in the WAL).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
 
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
-    CompactionOptions, VersionEdit, compact, compaction_edits, flush_memtable, l1_is_bottommost,
-    pick_l0_compaction,
+    CompactionJob, CompactionOptions, ManualCompaction, ManualStep, Version, VersionEdit,
+    flush_memtable, level_targets, pick_compaction, run_compaction,
 };
 use riptide_memtable::Memtable;
 
@@ -19,44 +25,52 @@ use crate::cf::{CfData, CfView};
 use crate::db::DbInner;
 use crate::stats::Counters;
 
-/// The worker's loop: sleep until work is signalled, do all of it, repeat until shutdown.
-pub(crate) fn run(db: &DbInner) {
-    loop {
-        {
-            let mut bg = db.bg.lock();
-            while !bg.shutdown && (!bg.pending || bg.error.is_some()) {
-                db.bg_cv.wait(&mut bg);
-            }
-            if bg.shutdown {
-                return;
-            }
-            bg.pending = false;
-        }
-        // A panic here (a bug) must not leave writers waiting for a flush that never comes:
-        // it becomes the background error like any other failure.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(db)))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                Err(Error::new(
-                    ErrorKind::Internal,
-                    format!("background worker panicked (a bug; please report it): {what}"),
-                ))
-            });
-        if let Err(e) = outcome {
+/// Starts the flush thread and the compaction threads.
+pub(crate) fn start(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+    let mut handles = Vec::new();
+    let spawn = |name: String, f: fn(&DbInner)| {
+        let db = Arc::clone(db);
+        std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || f(&db))
+            .map_err(|e| Error::io(format!("start background thread {name}"), e))
+    };
+    handles.push(spawn("riptide-flush".into(), flush_loop)?);
+    for i in 0..db.options.max_background_compactions {
+        handles.push(spawn(format!("riptide-compact-{i}"), compaction_loop)?);
+    }
+    Ok(handles)
+}
+
+/// Runs `work`, turning a panic (a bug) into an `Internal` error, and records any error as
+/// the background error. Returns whether it succeeded.
+fn guarded(db: &DbInner, what: &str, work: impl FnOnce() -> Result<()>) -> bool {
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("{what} panicked (a bug; please report it): {msg}"),
+            ))
+        });
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
             log::error!(
-                "background work on {} failed, database is now read-only: {e}",
+                "{what} on {} failed, database is now read-only: {e}",
                 db.path.display()
             );
             let mut bg = db.bg.lock();
             if bg.error.is_none() {
-                bg.error = Some(e);
+                bg.error = Some(e.with_context(what));
             }
+            db.bg_cv.notify_all();
+            false
         }
-        db.bg_cv.notify_all();
     }
 }
 
@@ -64,8 +78,28 @@ fn shutting_down(db: &DbInner) -> bool {
     db.bg.lock().shutdown
 }
 
-/// Does every flush, then every due compaction, until nothing is left.
-fn work(db: &DbInner) -> Result<()> {
+/// The flush thread: sleeps until a memtable is frozen, flushes every frozen memtable.
+fn flush_loop(db: &DbInner) {
+    loop {
+        {
+            let mut bg = db.bg.lock();
+            while !bg.shutdown && (!bg.pending_flush || bg.error.is_some()) {
+                db.bg_cv.wait(&mut bg);
+            }
+            if bg.shutdown {
+                return;
+            }
+            bg.pending_flush = false;
+        }
+        guarded(db, "flush", || flush_all(db));
+        let mut bg = db.bg.lock();
+        bg.pending_compaction = true;
+        db.bg_cv.notify_all();
+    }
+}
+
+/// Flushes every frozen memtable of every column family, oldest first.
+fn flush_all(db: &DbInner) -> Result<()> {
     loop {
         if shutting_down(db) {
             return Ok(());
@@ -77,20 +111,12 @@ fn work(db: &DbInner) -> Result<()> {
             if let Some(mem) = oldest {
                 flush_one(db, cf, &mem)?;
                 flushed = true;
+                let mut bg = db.bg.lock();
+                bg.pending_compaction = true;
                 db.bg_cv.notify_all();
             }
         }
-        if flushed {
-            continue;
-        }
-        let mut compacted = false;
-        for cf in &cfs {
-            if shutting_down(db) {
-                return Ok(());
-            }
-            compacted |= compact_l0(db, cf)?;
-        }
-        if !compacted {
+        if !flushed {
             return Ok(());
         }
     }
@@ -152,6 +178,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         version: Arc::clone(&version),
     });
     db.install_version(&version);
+    refresh_pending_compaction_bytes(db, &version);
     let min_log = vs.state().min_log_number();
     drop(vs);
     Counters::add(&db.counters.flushes, 1);
@@ -161,13 +188,46 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     Ok(())
 }
 
-/// Merges L0 (and the overlapping part of L1) into L1 when L0 has reached its trigger.
-/// Returns whether it did.
-fn compact_l0(db: &DbInner, cf: &Arc<CfData>) -> Result<bool> {
-    let version = Arc::clone(&cf.view().version);
-    let Some(inputs) = pick_l0_compaction(&version, cf.id, db.options.l0_compaction_trigger) else {
-        return Ok(false);
-    };
+/// A compaction thread: sleeps until work may be due, then runs jobs until none is.
+fn compaction_loop(db: &DbInner) {
+    loop {
+        {
+            let mut bg = db.bg.lock();
+            while !bg.shutdown && (!bg.pending_compaction || bg.error.is_some()) {
+                db.bg_cv.wait(&mut bg);
+            }
+            if bg.shutdown {
+                return;
+            }
+            bg.pending_compaction = false;
+        }
+        while !shutting_down(db) {
+            let Some(job) = pick_next(db) else { break };
+            // Another thread may find a disjoint job while this one runs.
+            {
+                let mut bg = db.bg.lock();
+                bg.pending_compaction = true;
+                db.bg_cv.notify_all();
+            }
+            if !guarded(db, "compaction", || run_and_install(db, &job)) {
+                break;
+            }
+        }
+    }
+}
+
+/// Picks (and registers) the most urgent compaction of any column family.
+fn pick_next(db: &DbInner) -> Option<CompactionJob> {
+    let vs = db.versions.lock();
+    let version = vs.current();
+    let opts = db.options.level_options();
+    let cfs: Vec<_> = db.cfs.read().keys().copied().collect();
+    cfs.into_iter()
+        .find_map(|cf| pick_compaction(&version, cf, &opts, &db.registry))
+}
+
+/// Runs a registered job, installs its result and releases it (also on failure).
+pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
     let snapshots = db.snapshots.seqnos();
     let table_options = db.options.table_options();
     let opts = CompactionOptions {
@@ -175,22 +235,108 @@ fn compact_l0(db: &DbInner, cf: &Arc<CfData>) -> Result<bool> {
         table_options: &table_options,
         cache: Some(Arc::clone(&db.cache)),
         snapshots: &snapshots,
-        bottommost: l1_is_bottommost(&version, cf.id),
-        target_file_size: db.options.target_file_size,
+        bottommost: job.bottommost,
+        target_file_size: job.target_file_size,
     };
-    let output = compact(inputs.clone(), &opts, || {
-        db.versions.lock().new_file_number()
-    })?;
-    let edits = compaction_edits(&version, cf.id, &inputs, 1, &output)?;
-    let mut vs = db.versions.lock();
-    let version = vs.apply_with_tables(edits, &output.new_files)?;
-    db.install_version(&version);
-    drop(vs);
-    Counters::add(&db.counters.compactions, 1);
-    Counters::add(&db.counters.compaction_bytes_read, output.stats.bytes_read);
-    Counters::add(
-        &db.counters.compaction_bytes_written,
-        output.stats.bytes_written,
+    let output = run_compaction(
+        job,
+        &opts,
+        || db.versions.lock().new_file_number(),
+        db.options.max_subcompactions,
     );
-    Ok(true)
+    let mut vs = db.versions.lock();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => {
+            db.registry.finish(job);
+            return Err(e);
+        }
+    };
+    let version = match vs.apply_with_tables(job.edits(&output), &output.new_files) {
+        Ok(version) => version,
+        Err(e) => {
+            db.registry.finish(job);
+            return Err(e);
+        }
+    };
+    db.install_version(&version);
+    db.registry.finish_with_output(job, &output);
+    refresh_pending_compaction_bytes(db, &version);
+    drop(vs);
+    let c = &db.counters;
+    Counters::add(&c.compactions, 1);
+    Counters::add(&c.compaction_bytes_read, output.stats.bytes_read);
+    Counters::add(&c.compaction_bytes_written, output.stats.bytes_written);
+    Counters::add(
+        &c.compaction_tombstones_dropped,
+        output.stats.tombstones_dropped,
+    );
+    let mut bg = db.bg.lock();
+    bg.pending_compaction = true;
+    db.bg_cv.notify_all();
+    Ok(())
+}
+
+/// Compacts every level of `cf` overlapping `range` (all of it for `None`) down to the last
+/// level, in the calling thread, alongside the background threads.
+pub(crate) fn compact_range(
+    db: &DbInner,
+    cf: &CfData,
+    range: Option<(&[u8], &[u8])>,
+) -> Result<()> {
+    let mut manual = ManualCompaction::new(cf.id, range);
+    let opts = db.options.level_options();
+    loop {
+        let step = {
+            let vs = db.versions.lock();
+            manual.next_job(&vs.current(), &opts, &db.registry)
+        };
+        match step {
+            ManualStep::Done => return Ok(()),
+            ManualStep::Job(job) => run_and_install(db, &job)?,
+            ManualStep::Wait => {
+                let mut bg = db.bg.lock();
+                if let Some(e) = &bg.error {
+                    return Err(e.clone().with_context("compact_range"));
+                }
+                if bg.shutdown {
+                    return Err(Error::closed("database closed during compact_range"));
+                }
+                db.bg_cv
+                    .wait_for(&mut bg, std::time::Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// Re-estimates, for every column family, the bytes compaction must still rewrite to bring
+/// every level within its target (RocksDB's `estimated_pending_compaction_bytes`).
+pub(crate) fn refresh_pending_compaction_bytes(db: &DbInner, version: &Version) {
+    let opts = db.options.level_options();
+    for cf in db.cfs.read().values() {
+        let targets = level_targets(version, cf.id, &opts);
+        let levels = version.levels(cf.id);
+        let bytes = |l: usize| targets.level_bytes.get(l).copied().unwrap_or(0);
+        let mut pending = 0u64;
+        let mut carried = 0u64;
+        let l0_files = levels.first().map_or(0, Vec::len);
+        if l0_files >= opts.l0_compaction_trigger {
+            carried = bytes(0);
+            pending += bytes(0) + bytes(targets.base_level);
+        }
+        for level in targets.base_level..targets.last_level() {
+            let size = bytes(level) + carried;
+            let target = targets.target(level);
+            if size > target {
+                let excess = size - target;
+                // The excess is merged with the next level: about ratio + 1 times its size.
+                pending += excess.saturating_mul(opts.ratio() as u64 + 1);
+                carried = excess;
+            } else {
+                carried = 0;
+            }
+        }
+        cf.pending_compaction_bytes
+            .store(pending, Ordering::Relaxed);
+    }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, RwLock};
 use riptide_common::write_batch::WriteBatch as RawBatch;
 use riptide_common::{CfId, DEFAULT_CF_ID, Error, IoResultExt, Result, SeqNo};
-use riptide_compaction::{VersionEdit, VersionSet};
+use riptide_compaction::{CompactionRegistry, VersionEdit, VersionSet};
 use riptide_memtable::Memtable;
 use riptide_sstable::BlockCache;
 use riptide_wal::{GroupCommit, Wal};
@@ -34,8 +34,10 @@ const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// State shared with the background worker.
 #[derive(Debug, Default)]
 pub(crate) struct BgState {
-    /// Work may be waiting (a frozen memtable or a compaction trigger).
-    pub(crate) pending: bool,
+    /// A memtable may be waiting for flush.
+    pub(crate) pending_flush: bool,
+    /// A compaction may be due.
+    pub(crate) pending_compaction: bool,
     /// The worker should exit.
     pub(crate) shutdown: bool,
     /// The first background failure; the database is read-only from then on.
@@ -57,6 +59,8 @@ pub(crate) struct DbInner {
     pub(crate) snapshots: Arc<SnapshotList>,
     pub(crate) cache: Arc<BlockCache>,
     pub(crate) counters: Counters,
+    /// Running compactions, shared by the compaction threads and `compact_range`.
+    pub(crate) registry: CompactionRegistry,
     pub(crate) bg: Mutex<BgState>,
     pub(crate) bg_cv: Condvar,
     pub(crate) closed: AtomicBool,
@@ -77,7 +81,7 @@ pub(crate) struct DbInner {
 /// ```
 pub struct Db {
     inner: Arc<DbInner>,
-    worker: Mutex<Option<JoinHandle<()>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -96,17 +100,18 @@ impl Db {
     /// Fails with `Busy` if another process (or `Db`) has it open, `Corruption` naming the
     /// file and offset if stored data is damaged beyond what the recovery mode tolerates.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = crate::recovery::open(path.as_ref(), options)?;
-        let inner = Arc::new(inner);
-        let worker_inner = Arc::clone(&inner);
-        let worker = std::thread::Builder::new()
-            .name("riptide-bg".into())
-            .spawn(move || crate::background::run(&worker_inner))
-            .map_err(|e| Error::io("start the background worker thread", e))?;
+        let inner = Arc::new(crate::recovery::open(path.as_ref(), options)?);
+        crate::background::refresh_pending_compaction_bytes(
+            &inner,
+            &inner.versions.lock().current(),
+        );
         let db = Db {
-            inner,
-            worker: Mutex::new(Some(worker)),
+            workers: Mutex::new(Vec::new()),
+            inner: Arc::clone(&inner),
         };
+        // If a thread fails to start, dropping `db` stops the ones that did.
+        let workers = crate::background::start(&inner)?;
+        *db.workers.lock() = workers;
         db.inner.schedule_background();
         Ok(db)
     }
@@ -210,9 +215,52 @@ impl Db {
         cf.data.view().key_versions(key)
     }
 
-    /// Applies every write of `batch` atomically.
+    /// Applies every write of `batch` atomically. A batch holding a range delete fails with
+    /// `NotSupported` for now (see [`Db::delete_range`]).
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        batch.check_range_deletes()?;
         self.inner.write_raw(batch.raw)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` from the default column family with one
+    /// range tombstone (see [`Db::delete_range_cf`]).
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        self.delete_range_cf(&self.default_cf(), start, end)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` from `cf` with one *range tombstone*: it
+    /// hides every version written before it of every key in the range, from `get`, iterators
+    /// and later snapshots (snapshots taken before still see the keys), in O(1) for the caller
+    /// whatever the number of keys (dropping a table or an index is one call over its key
+    /// prefix). Keys written after it in the range are live. An empty range (`start == end`)
+    /// deletes nothing; `start > end` fails with `InvalidArgument`.
+    ///
+    /// **Not supported yet: always fails with `ErrorKind::NotSupported`.** Phase 1 of range
+    /// deletes implements them in memtables and on every read path, but a flush does not
+    /// write range tombstones to tables yet, so the deleted keys would come back after a flush
+    /// or a reopen. The engine accepts range deletes once phase 2 (flush, table format,
+    /// compaction) lands.
+    pub fn delete_range_cf(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range_cf(cf, start, end);
+        self.write(b)
+    }
+
+    /// [`Db::delete_range_cf`] without the phase-1 refusal. **For tests only**, on databases
+    /// that never flush (a large write buffer, no [`Db::flush`], no reopen): range tombstones
+    /// are lost at flush, and reopening flushes what the WAL replays. Goes away when range
+    /// deletes are persisted.
+    #[doc(hidden)]
+    pub fn delete_range_unpersisted_for_tests(
+        &self,
+        cf: &ColumnFamily,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.allow_unpersisted_range_deletes_for_tests()
+            .delete_range_cf(cf, start, end);
+        self.write(b)
     }
 
     /// Takes a snapshot of the current state. Reads through it see exactly what was
@@ -373,6 +421,17 @@ impl Db {
         }
     }
 
+    /// Flushes `cf` and compacts every table overlapping the user-key range `[start, end]`
+    /// (everything for `None`) down to the last level, dropping what no snapshot needs:
+    /// shadowed versions, deleted keys and their tombstones. Runs in the calling thread
+    /// alongside background compactions (RocksDB `CompactRange`).
+    pub fn compact_range(&self, cf: &ColumnFamily, range: Option<(&[u8], &[u8])>) -> Result<()> {
+        check_live(cf)?;
+        self.flush()?;
+        self.inner.check_writable()?;
+        crate::background::compact_range(&self.inner, &cf.data, range)
+    }
+
     /// A snapshot of the engine's statistics.
     pub fn statistics(&self) -> Statistics {
         self.inner.statistics()
@@ -397,10 +456,10 @@ impl Db {
             bg.shutdown = true;
             self.inner.bg_cv.notify_all();
         }
-        if let Some(handle) = self.worker.lock().take()
-            && handle.join().is_err()
-        {
-            log::error!("riptide background worker panicked");
+        for handle in std::mem::take(&mut *self.workers.lock()) {
+            if handle.join().is_err() {
+                log::error!("a riptide background thread panicked");
+            }
         }
         self.inner.wal.close()
     }
@@ -454,6 +513,7 @@ impl DbInner {
             snapshots: Arc::new(SnapshotList::default()),
             cache,
             counters: Counters::default(),
+            registry: CompactionRegistry::new(),
             bg: Mutex::new(BgState::default()),
             bg_cv: Condvar::new(),
             closed: AtomicBool::new(false),
@@ -485,7 +545,8 @@ impl DbInner {
     /// Wakes the background worker.
     pub(crate) fn schedule_background(&self) {
         let mut bg = self.bg.lock();
-        bg.pending = true;
+        bg.pending_flush = true;
+        bg.pending_compaction = true;
         self.bg_cv.notify_all();
     }
 
@@ -594,7 +655,8 @@ impl DbInner {
             if bg.shutdown || self.closed.load(Ordering::Acquire) {
                 break Err(Error::closed("database closed while a write waited"));
             }
-            bg.pending = true;
+            bg.pending_flush = true;
+            bg.pending_compaction = true;
             self.bg_cv.notify_all();
             self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
         };

@@ -29,6 +29,14 @@ pub struct Options {
     pub(crate) hard_pending_compaction_bytes: u64,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
+    pub(crate) max_background_compactions: usize,
+    pub(crate) max_subcompactions: usize,
+    pub(crate) num_levels: usize,
+    pub(crate) max_bytes_for_level_base: u64,
+    pub(crate) level_size_ratio: f64,
+    pub(crate) dynamic_level_bytes: bool,
+    pub(crate) tombstone_ratio_trigger: f64,
+    pub(crate) tombstone_min_entries: u64,
 }
 
 impl Default for Options {
@@ -53,6 +61,14 @@ impl Default for Options {
             hard_pending_compaction_bytes: 256 << 30,
             delayed_write_rate: 16 << 20,
             db_write_buffer_size: 256 << 20,
+            max_background_compactions: 2,
+            max_subcompactions: 1,
+            num_levels: 7,
+            max_bytes_for_level_base: 256 << 20,
+            level_size_ratio: 10.0,
+            dynamic_level_bytes: true,
+            tombstone_ratio_trigger: 0.5,
+            tombstone_min_entries: 10_000,
         }
     }
 }
@@ -188,6 +204,85 @@ impl Options {
     pub fn db_write_buffer_size(mut self, bytes: usize) -> Self {
         self.db_write_buffer_size = bytes.max(4096);
         self
+    }
+
+    /// Threads running compactions in parallel on disjoint key ranges (a separate thread
+    /// flushes). Default 2 (RocksDB `max_background_compactions`). Minimum 1.
+    pub fn max_background_compactions(mut self, n: usize) -> Self {
+        self.max_background_compactions = n.max(1);
+        self
+    }
+
+    /// Threads one big compaction may be split into. Default 1 (RocksDB
+    /// `max_subcompactions`). Minimum 1.
+    pub fn max_subcompactions(mut self, n: usize) -> Self {
+        self.max_subcompactions = n.max(1);
+        self
+    }
+
+    /// Number of levels, L0 included. Default 7 (RocksDB `num_levels`). At least 2.
+    pub fn num_levels(mut self, n: usize) -> Self {
+        self.num_levels = n.clamp(2, 64);
+        self
+    }
+
+    /// Target size of the base level (the level L0 compacts into). Default 256 MiB
+    /// (RocksDB `max_bytes_for_level_base`).
+    pub fn max_bytes_for_level_base(mut self, bytes: u64) -> Self {
+        self.max_bytes_for_level_base = bytes.max(4096);
+        self
+    }
+
+    /// Size ratio between adjacent levels. Default 10 (RocksDB
+    /// `max_bytes_for_level_multiplier`). At least 2.
+    pub fn level_size_ratio(mut self, ratio: f64) -> Self {
+        self.level_size_ratio = if ratio.is_finite() {
+            ratio.max(2.0)
+        } else {
+            10.0
+        };
+        self
+    }
+
+    /// Size levels from the last level up, so space amplification stays near
+    /// 1 + 1/ratio whatever the data size. Default true (RocksDB
+    /// `level_compaction_dynamic_level_bytes`).
+    pub fn dynamic_level_bytes(mut self, on: bool) -> Self {
+        self.dynamic_level_bytes = on;
+        self
+    }
+
+    /// A table whose tombstones make up at least this fraction of its entries (and that has
+    /// at least [`Options::tombstone_min_entries`] entries) is compacted even when no level
+    /// is over its target, so deletes do not slow scans down. Default 0.5; 0 disables.
+    /// (RocksDB offers this as `CompactOnDeletionCollector`.)
+    pub fn tombstone_ratio_trigger(mut self, ratio: f64) -> Self {
+        self.tombstone_ratio_trigger = if ratio.is_finite() {
+            ratio.clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        self
+    }
+
+    /// Minimum entries for the tombstone-density trigger. Default 10,000.
+    pub fn tombstone_min_entries(mut self, n: u64) -> Self {
+        self.tombstone_min_entries = n;
+        self
+    }
+
+    pub(crate) fn level_options(&self) -> riptide_compaction::LevelOptions {
+        riptide_compaction::LevelOptions {
+            num_levels: self.num_levels,
+            l0_compaction_trigger: self.l0_compaction_trigger,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            level_size_ratio: self.level_size_ratio,
+            dynamic_level_bytes: self.dynamic_level_bytes,
+            target_file_size_base: self.target_file_size,
+            tombstone_ratio_trigger: self.tombstone_ratio_trigger,
+            tombstone_min_entries: self.tombstone_min_entries,
+            ..riptide_compaction::LevelOptions::default()
+        }
     }
 
     pub(crate) fn thresholds(&self) -> crate::write_controller::Thresholds {

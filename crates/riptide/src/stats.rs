@@ -15,6 +15,7 @@ pub(crate) struct Counters {
     pub(crate) compactions: AtomicU64,
     pub(crate) compaction_bytes_read: AtomicU64,
     pub(crate) compaction_bytes_written: AtomicU64,
+    pub(crate) compaction_tombstones_dropped: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,

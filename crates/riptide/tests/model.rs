@@ -95,6 +95,11 @@ fn options() -> Options {
         .l0_compaction_trigger(2)
         .target_file_size(8192)
         .block_size(512)
+        // A tiny tree with several levels, so leveled compaction moves data down all the time.
+        .max_bytes_for_level_base(16 * 1024)
+        .level_size_ratio(4.0)
+        .num_levels(5)
+        .tombstone_min_entries(20)
 }
 
 /// Tracks each key's writes since its last single delete, to know when another single
