@@ -807,6 +807,7 @@ impl DbInner {
         let mut memtable_bytes = 0u64;
         let mut immutable_memtables = 0u64;
         let mut levels: Vec<LevelStats> = Vec::new();
+        let mut pending_compaction_bytes = 0u64;
         for cf in self.cfs.read().values() {
             let view = cf.view();
             memtable_bytes += view.mem.approximate_memory_usage() as u64;
@@ -814,6 +815,11 @@ impl DbInner {
                 memtable_bytes += m.approximate_memory_usage() as u64;
                 immutable_memtables += 1;
             }
+            let lopts = self.options.level_options();
+            let targets = riptide_compaction::level_targets(&view.version, cf.id, &lopts);
+            let scores =
+                riptide_compaction::compaction_scores(&view.version, cf.id, &lopts, &self.registry);
+            pending_compaction_bytes += cf.pending_compaction_bytes();
             for (i, level) in view.levels().iter().enumerate() {
                 if levels.len() <= i {
                     levels.resize_with(i + 1, LevelStats::default);
@@ -822,6 +828,10 @@ impl DbInner {
                     l.level = i;
                     l.files += level.len();
                     l.bytes += level.iter().map(|h| h.meta.file_size).sum::<u64>();
+                    if i > 0 && i >= targets.base_level {
+                        l.target_bytes += targets.target(i);
+                    }
+                    l.score = l.score.max(scores.get(i).copied().unwrap_or(0.0));
                 }
             }
         }
@@ -839,9 +849,19 @@ impl DbInner {
             compaction_bytes_written: get(&c.compaction_bytes_written),
             memtable_bytes,
             immutable_memtables,
+            compaction_tombstones_dropped: get(&c.compaction_tombstones_dropped),
+            pending_compaction_bytes,
+            running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,
             block_cache_misses: cache.misses,
             block_cache_usage: cache.usage_bytes,
+            block_cache_capacity: cache.capacity_bytes,
+            data_block_hits: cache.data.hits,
+            data_block_misses: cache.data.misses,
+            index_block_hits: cache.index.hits,
+            index_block_misses: cache.index.misses,
+            filter_block_hits: cache.filter.hits,
+            filter_block_misses: cache.filter.misses,
             write_slowdowns: get(&c.write_slowdowns),
             write_slowdown_micros: get(&c.write_slowdown_micros),
             write_stops: get(&c.write_stops),

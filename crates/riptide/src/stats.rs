@@ -42,7 +42,7 @@ impl Counters {
 }
 
 /// Bytes and files of one level of one column family.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LevelStats {
     /// Level number (0 is the newest).
     pub level: usize,
@@ -50,10 +50,14 @@ pub struct LevelStats {
     pub files: usize,
     /// Total size of those tables in bytes.
     pub bytes: u64,
+    /// The size compaction aims for (0 for L0 and for unused levels above the base level).
+    pub target_bytes: u64,
+    /// Compaction score (>= 1 means compaction is due); the largest over column families.
+    pub score: f64,
 }
 
 /// A point-in-time copy of the engine's statistics. Print it for a text report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Statistics {
     /// Keys written by the user (each put, delete, single delete counts one).
     pub keys_written: u64,
@@ -78,6 +82,12 @@ pub struct Statistics {
     pub compaction_bytes_read: u64,
     /// Bytes of tables written by compactions.
     pub compaction_bytes_written: u64,
+    /// Tombstones compactions removed for good.
+    pub compaction_tombstones_dropped: u64,
+    /// Estimated bytes compaction must still rewrite (drives write back-pressure).
+    pub pending_compaction_bytes: u64,
+    /// Compactions running now.
+    pub running_compactions: u64,
     /// Bytes held by memtables (active and frozen), all column families.
     pub memtable_bytes: u64,
     /// Frozen memtables waiting for flush, all column families.
@@ -88,6 +98,20 @@ pub struct Statistics {
     pub block_cache_misses: u64,
     /// Bytes held by the block cache.
     pub block_cache_usage: u64,
+    /// The block cache's capacity.
+    pub block_cache_capacity: u64,
+    /// Data block lookups served from the cache.
+    pub data_block_hits: u64,
+    /// Data block lookups read from a table file.
+    pub data_block_misses: u64,
+    /// Index block lookups served from the cache.
+    pub index_block_hits: u64,
+    /// Index block lookups read from a table file.
+    pub index_block_misses: u64,
+    /// Bloom filter lookups served from the cache.
+    pub filter_block_hits: u64,
+    /// Bloom filter lookups read from a table file.
+    pub filter_block_misses: u64,
     /// Write groups slowed down by back-pressure (see `Options::l0_slowdown_trigger`).
     pub write_slowdowns: u64,
     /// Total microseconds of those slowdowns.
@@ -112,6 +136,27 @@ impl Statistics {
         }
         (self.wal_bytes_written + self.flush_bytes_written + self.compaction_bytes_written) as f64
             / self.user_bytes_written as f64
+    }
+
+    /// Total size of all tables per byte in the last (largest) level: the usual LSM
+    /// estimate of space amplification (about 1 + 1/ratio when levels are balanced, more
+    /// while old versions and tombstones wait in upper levels). 0 with no tables.
+    pub fn space_amplification(&self) -> f64 {
+        let total: u64 = self.levels.iter().map(|l| l.bytes).sum();
+        match self.levels.iter().rev().find(|l| l.bytes > 0) {
+            Some(last) => total as f64 / last.bytes as f64,
+            None => 0.0,
+        }
+    }
+
+    /// Blocks read from table files (cache misses of every kind) per point read; includes
+    /// reads by iterators, so it is exact only for point-read workloads.
+    pub fn block_reads_per_get(&self) -> f64 {
+        if self.gets == 0 {
+            0.0
+        } else {
+            self.block_cache_misses as f64 / self.gets as f64
+        }
     }
 
     /// Fraction of block lookups served from the cache; 0 before any lookup.
@@ -147,7 +192,20 @@ impl fmt::Display for Statistics {
             "compactions: {} ({} bytes read, {} bytes written)",
             self.compactions, self.compaction_bytes_read, self.compaction_bytes_written
         )?;
-        writeln!(f, "write amplification: {:.2}", self.write_amplification())?;
+        writeln!(
+            f,
+            "amplification: write {:.2}, space {:.2}, block reads per get {:.2}",
+            self.write_amplification(),
+            self.space_amplification(),
+            self.block_reads_per_get()
+        )?;
+        writeln!(
+            f,
+            "compaction: {} running, {} bytes pending, {} tombstones dropped",
+            self.running_compactions,
+            self.pending_compaction_bytes,
+            self.compaction_tombstones_dropped
+        )?;
         writeln!(
             f,
             "memtables: {} bytes, {} immutable",
@@ -155,11 +213,18 @@ impl fmt::Display for Statistics {
         )?;
         writeln!(
             f,
-            "block cache: {} hits, {} misses ({:.1}% hit), {} bytes",
+            "block cache: {} hits, {} misses ({:.1}% hit), {} of {} bytes; data {}/{}, index {}/{}, filter {}/{} (hits/misses)",
             self.block_cache_hits,
             self.block_cache_misses,
             self.block_cache_hit_rate() * 100.0,
-            self.block_cache_usage
+            self.block_cache_usage,
+            self.block_cache_capacity,
+            self.data_block_hits,
+            self.data_block_misses,
+            self.index_block_hits,
+            self.index_block_misses,
+            self.filter_block_hits,
+            self.filter_block_misses
         )?;
         writeln!(f, "gets: {}", self.gets)?;
         writeln!(
@@ -175,7 +240,11 @@ impl fmt::Display for Statistics {
         // Levels down to the deepest one that holds a file (always L0).
         let deepest = self.levels.iter().rposition(|l| l.files > 0).unwrap_or(0);
         for l in self.levels.iter().take(deepest + 1) {
-            writeln!(f, "L{}: {} files, {} bytes", l.level, l.files, l.bytes)?;
+            writeln!(
+                f,
+                "L{}: {} files, {} bytes, target {} bytes, score {:.2}",
+                l.level, l.files, l.bytes, l.target_bytes, l.score
+            )?;
         }
         Ok(())
     }

@@ -259,8 +259,25 @@ fn statistics_count_writes_flushes_and_cache() {
     assert_eq!(s.gets, 5000);
     assert!(s.block_cache_hits + s.block_cache_misses > 0);
     assert!(s.levels.iter().map(|l| l.files).sum::<usize>() >= 1);
+    assert!(s.space_amplification() >= 1.0, "{s}");
+    assert!(s.write_amplification() > 1.0, "{s}");
+    // Index and filter blocks go through the block cache, counted per kind.
+    assert!(s.index_block_hits + s.index_block_misses > 0, "{s}");
+    assert!(s.filter_block_hits + s.filter_block_misses > 0, "{s}");
+    assert!(s.data_block_hits + s.data_block_misses > 0, "{s}");
+    assert_eq!(
+        s.block_cache_hits + s.block_cache_misses,
+        s.data_block_hits
+            + s.data_block_misses
+            + s.index_block_hits
+            + s.index_block_misses
+            + s.filter_block_hits
+            + s.filter_block_misses
+    );
+    assert!(s.block_cache_usage <= s.block_cache_capacity);
     let text = s.to_string();
-    assert!(text.contains("write amplification"), "{text}");
+    assert!(text.contains("amplification: write"), "{text}");
+    assert!(text.contains("score"), "{text}");
     db.close().unwrap();
 }
 
