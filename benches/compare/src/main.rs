@@ -6,7 +6,10 @@
 //! no fsync), `readrandom` (N gets of those keys in another random order: all hits).
 //! Each is repeated `--repeat` times on a fresh database; the median is reported.
 
+mod chart;
 mod engines;
+mod queue;
+mod sustained;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,9 +18,32 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// Which benchmark to run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Workload {
+    /// fillrandom + readrandom on every engine compiled in, with ratios.
+    Compare,
+    /// Random fill of N keys then an overwrite of all of them: throughput every second,
+    /// longest stall, write and space amplification (Riptide).
+    Sustained,
+    /// Insert at the high end while deleting from the low end, scans from the low end:
+    /// rows per second in 10-second windows (the pattern of TideSQL issue 122; Riptide).
+    Queue,
+}
+
 #[derive(Parser, Debug)]
-#[command(about = "Riptide load/read benchmark against peer engines")]
+#[command(about = "Riptide benchmarks against peer engines")]
 struct Args {
+    /// The benchmark.
+    #[arg(long, value_enum, default_value = "compare")]
+    workload: Workload,
+    /// For `queue`: how long to run, in seconds.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// For `queue`: rows preloaded before the run.
+    #[arg(long, default_value_t = 1_000_000)]
+    preload: u64,
+    /// Where CSV files and PNG charts go. Default: target/bench-results.
     /// Number of keys.
     #[arg(long, default_value_t = 1_000_000)]
     keys: u64,
@@ -30,6 +56,8 @@ struct Args {
     /// Small and fast: 100,000 keys, one repetition.
     #[arg(long)]
     quick: bool,
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Directory for the databases (wiped per run). Default: target/bench-data.
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -37,7 +65,7 @@ struct Args {
 
 /// Deterministic 16-byte key number `i`: a scramble of i, so insertion order is random but
 /// every key can be regenerated for reads.
-fn key_of(i: u64) -> [u8; 16] {
+pub(crate) fn key_of(i: u64) -> [u8; 16] {
     let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) ^ 0xD6E8_FEB8_6659_FD93;
     let mut k = [0u8; 16];
     k[..8].copy_from_slice(&x.to_be_bytes());
@@ -45,7 +73,7 @@ fn key_of(i: u64) -> [u8; 16] {
     k
 }
 
-fn progress(n: u64, msg: String) -> ProgressBar {
+pub(crate) fn progress(n: u64, msg: String) -> ProgressBar {
     let pb = ProgressBar::new(n);
     pb.set_style(
         ProgressStyle::with_template("{msg:>28} [{bar:30}] {pos}/{len} ({per_sec})")
@@ -63,7 +91,7 @@ struct Run {
     disk_bytes: u64,
 }
 
-fn dir_size(p: &std::path::Path) -> u64 {
+pub(crate) fn dir_size(p: &std::path::Path) -> u64 {
     std::fs::read_dir(p)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -113,20 +141,56 @@ fn one_run(kind: engines::Kind, dir: &std::path::Path, args: &Args, rep: usize) 
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn main() -> Result<()> {
     let mut args = Args::parse();
-    if args.quick {
-        args.keys = args.keys.min(100_000);
-        args.repeat = 1;
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let base = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| target.join("bench-data"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| target.join("bench-results"));
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    match args.workload {
+        Workload::Compare => {
+            if args.quick {
+                args.keys = args.keys.min(100_000);
+                args.repeat = 1;
+            }
+            compare(&args, &base, &out)
+        }
+        Workload::Sustained => {
+            if args.quick {
+                args.keys = args.keys.min(300_000);
+            }
+            sustained::run(args.keys, args.value_size, &base.join("sustained"), &out)
+        }
+        Workload::Queue => {
+            if args.quick {
+                args.seconds = args.seconds.min(20);
+                args.preload = args.preload.min(100_000);
+            }
+            queue::run(
+                args.preload,
+                args.seconds,
+                args.value_size,
+                &base.join("queue"),
+                &out,
+            )
+        }
     }
-    let base = args.dir.clone().unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data")
-    });
+}
+
+/// fillrandom + readrandom on every engine, median of `repeat` runs, with ratios.
+fn compare(args: &Args, base: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let base = base.to_path_buf();
     println!(
         "# fillrandom / readrandom: {} keys, 16-byte keys, {}-byte values, no fsync, median of {}",
         args.keys, args.value_size, args.repeat
@@ -136,7 +200,7 @@ fn main() -> Result<()> {
         let dir = base.join(kind.name());
         let mut runs = Vec::new();
         for rep in 0..args.repeat {
-            runs.push(one_run(kind, &dir, &args, rep)?);
+            runs.push(one_run(kind, &dir, args, rep)?);
         }
         let fill = median(runs.iter().map(|r| r.fill_ops).collect());
         let read = median(runs.iter().map(|r| r.read_ops).collect());
@@ -166,5 +230,31 @@ fn main() -> Result<()> {
             r.2 / p.2
         );
     }
+    let mut csv = String::from("engine,fillrandom_ops_per_sec,readrandom_ops_per_sec,disk_bytes\n");
+    for (kind, fill, read, disk) in &rows {
+        csv.push_str(&format!("{},{fill:.0},{read:.0},{disk}\n", kind.name()));
+    }
+    let csv_path = out.join("compare.csv");
+    std::fs::write(&csv_path, csv).with_context(|| format!("write {}", csv_path.display()))?;
+    let groups = vec![
+        (
+            "fillrandom".to_string(),
+            rows.iter().map(|r| (r.0.name().to_string(), r.1)).collect(),
+        ),
+        (
+            "readrandom".to_string(),
+            rows.iter().map(|r| (r.0.name().to_string(), r.2)).collect(),
+        ),
+    ];
+    let png = out.join("compare.png");
+    chart::ratio_bars(
+        &png,
+        &format!(
+            "{} random 16-byte keys, {}-byte values",
+            args.keys, args.value_size
+        ),
+        &groups,
+    )?;
+    println!("\nresults: {} and {}", csv_path.display(), png.display());
     Ok(())
 }

@@ -1,0 +1,169 @@
+//! `--workload sustained`: a write load far larger than memory. Random fill of N keys, then an
+//! overwrite of every key, with a 64 MiB write buffer and a 128 MiB block cache. Reports
+//! throughput every second (CSV + PNG), the longest single-write stall, write amplification,
+//! and space amplification during the run, at its end, and after a full manual compaction.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use riptide::{Db, Options, SyncMode};
+
+use crate::chart::{self, Series};
+use crate::{dir_size, key_of, progress};
+
+/// One per-second sample.
+#[derive(Clone, Copy)]
+struct Sample {
+    second: f64,
+    ops_per_sec: f64,
+    disk_bytes: u64,
+    live_bytes: u64,
+}
+
+/// Runs the workload and writes `sustained.csv` and `sustained.png` into `out`.
+pub fn run(n: u64, value_size: usize, dir: &Path, out: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(dir);
+    let opts = Options::default()
+        .sync_mode(SyncMode::None)
+        .write_buffer_size(64 << 20)
+        .block_cache_size(128 << 20);
+    let db = Arc::new(Db::open(dir, opts)?);
+    let entry = 16 + value_size as u64;
+    let done = Arc::new(AtomicU64::new(0));
+    let live_keys = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (done, live_keys, stop, dir) = (
+            Arc::clone(&done),
+            Arc::clone(&live_keys),
+            Arc::clone(&stop),
+            dir.to_path_buf(),
+        );
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut samples = Vec::new();
+            let mut last = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_secs(1));
+                let now = done.load(Ordering::Relaxed);
+                samples.push(Sample {
+                    second: start.elapsed().as_secs_f64(),
+                    ops_per_sec: (now - last) as f64,
+                    disk_bytes: dir_size(&dir),
+                    live_bytes: live_keys.load(Ordering::Relaxed) * entry,
+                });
+                last = now;
+            }
+            samples
+        })
+    };
+
+    let mut value = vec![0u8; value_size];
+    let mut longest = Duration::ZERO;
+    let mut phase_secs = [0.0f64; 2];
+    for (phase, secs) in phase_secs.iter_mut().enumerate() {
+        let pb = progress(
+            n,
+            if phase == 0 {
+                "fill".into()
+            } else {
+                "overwrite".into()
+            },
+        );
+        let start = Instant::now();
+        for i in 0..n {
+            let tag = i.wrapping_mul(31).wrapping_add(phase as u64);
+            for (j, b) in value.iter_mut().enumerate().take(8) {
+                *b = (tag >> (8 * j)) as u8;
+            }
+            let t = Instant::now();
+            db.put(&key_of(i), &value)?;
+            longest = longest.max(t.elapsed());
+            done.fetch_add(1, Ordering::Relaxed);
+            if phase == 0 {
+                live_keys.store(i + 1, Ordering::Relaxed);
+            }
+            if i % 8192 == 0 {
+                pb.set_position(i);
+            }
+        }
+        pb.finish_and_clear();
+        *secs = start.elapsed().as_secs_f64();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let samples = sampler
+        .join()
+        .map_err(|_| anyhow::anyhow!("sampler thread panicked"))?;
+    let stats = db.statistics();
+    let live = n * entry;
+    let disk_end = dir_size(dir);
+    let start = Instant::now();
+    db.compact_range(&db.default_cf(), None)?;
+    let compact_secs = start.elapsed().as_secs_f64();
+    let disk_compacted = dir_size(dir);
+    // Space amplification during the run, once at least a write buffer of data exists.
+    let during = samples
+        .iter()
+        .filter(|s| s.live_bytes >= 64 << 20)
+        .map(|s| s.disk_bytes as f64 / s.live_bytes as f64)
+        .fold(0.0f64, f64::max);
+    let min_rate = samples
+        .iter()
+        .map(|s| s.ops_per_sec)
+        .fold(f64::MAX, f64::min);
+
+    println!("# sustained: {n} random 16-byte keys, {value_size}-byte values, fill then overwrite");
+    println!("| metric | value |");
+    println!("|---|---:|");
+    println!("| fill | {:.0} ops/s |", n as f64 / phase_secs[0]);
+    println!("| overwrite | {:.0} ops/s |", n as f64 / phase_secs[1]);
+    println!("| slowest second | {min_rate:.0} ops |");
+    println!(
+        "| longest single write | {:.1} ms |",
+        longest.as_secs_f64() * 1e3
+    );
+    println!(
+        "| write stops / slowdowns | {} / {} |",
+        stats.write_stops, stats.write_slowdowns
+    );
+    println!(
+        "| write amplification | {:.2} |",
+        stats.write_amplification()
+    );
+    println!("| space amplification, max during run | {during:.2} |");
+    println!(
+        "| space amplification, end of run | {:.2} |",
+        disk_end as f64 / live as f64
+    );
+    println!(
+        "| space amplification, after full compaction ({compact_secs:.0} s) | {:.2} |",
+        disk_compacted as f64 / live as f64
+    );
+    println!("\n{stats}");
+
+    let mut csv = String::from("second,ops_per_sec,disk_bytes,live_bytes\n");
+    for s in &samples {
+        csv.push_str(&format!(
+            "{:.1},{:.0},{},{}\n",
+            s.second, s.ops_per_sec, s.disk_bytes, s.live_bytes
+        ));
+    }
+    let csv_path = out.join("sustained.csv");
+    std::fs::write(&csv_path, csv).with_context(|| format!("write {}", csv_path.display()))?;
+    let png = out.join("sustained.png");
+    chart::lines(
+        &png,
+        &format!("Riptide: {n} random puts then {n} overwrites, writes per second"),
+        "seconds",
+        "writes per second",
+        &[Series {
+            name: "riptide".into(),
+            points: samples.iter().map(|s| (s.second, s.ops_per_sec)).collect(),
+        }],
+    )?;
+    println!("results: {} and {}", csv_path.display(), png.display());
+    Ok(())
+}
