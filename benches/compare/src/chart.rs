@@ -108,7 +108,7 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..n, 0.0..max * 1.15)
+        .build_cartesian_2d(-0.5..n - 0.5, 0.0..max * 1.15)
         .map_err(|e| anyhow!("{e}"))?;
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     chart
@@ -118,10 +118,13 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
             "ops/s relative to {}",
             engines.first().cloned().unwrap_or_default()
         ))
-        .x_labels(groups.len().max(1))
+        .x_labels(groups.len().max(1) * 2 + 1)
         .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            names.get(i).cloned().unwrap_or_default()
+            // Groups are centred on integers; other ticks stay blank.
+            if (x - x.round()).abs() > 1e-6 || *x < 0.0 {
+                return String::new();
+            }
+            names.get(x.round() as usize).cloned().unwrap_or_default()
         })
         .label_style(("sans-serif", 16))
         .draw()
@@ -137,7 +140,7 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
                 .unwrap_or(1.0)
                 .max(f64::MIN_POSITIVE);
             let v = vals.get(ei)?.1 / base;
-            let x0 = gi as f64 + 0.1 + ei as f64 * width;
+            let x0 = gi as f64 - 0.4 + ei as f64 * width;
             Some(Rectangle::new(
                 [(x0, 0.0), (x0 + width * 0.9, v)],
                 color.filled(),
