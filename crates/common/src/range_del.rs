@@ -24,7 +24,30 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::key::SeqNo;
+use crate::key::{MAX_SEQNO, SeqNo, TRAILER_LEN, ValueKind, internal_key};
+
+/// Trailer of a [`range_end_key`]: `(MAX_SEQNO << 8) | RangeDelete`.
+const RANGE_END_TRAILER: u64 = (MAX_SEQNO << 8) | ValueKind::RangeDelete as u64;
+
+/// The internal key `(end, MAX_SEQNO, RangeDelete)` that a table (or a file of a level) whose
+/// range tombstones reach the exclusive end key `end` records as its largest key (RocksDB's
+/// convention). It sorts before every real version of `end`, so the file's internal-key range
+/// `[smallest, largest]` covers the tombstones and never overlaps a next file starting at
+/// `end`. See [`is_range_end_key`].
+pub fn range_end_key(end: &[u8]) -> Vec<u8> {
+    internal_key(end, MAX_SEQNO, ValueKind::RangeDelete)
+}
+
+/// True when `ikey` is a [`range_end_key`]: as the largest key of a file, its user key is an
+/// *exclusive* bound (the file holds nothing at that user key). No stored entry has this
+/// trailer: range tombstones with seqno `MAX_SEQNO` are refused by table writers.
+pub fn is_range_end_key(ikey: &[u8]) -> bool {
+    ikey.len()
+        .checked_sub(TRAILER_LEN)
+        .and_then(|s| ikey.get(s..))
+        .and_then(|t| <[u8; TRAILER_LEN]>::try_from(t).ok())
+        .is_some_and(|t| u64::from_le_bytes(t) == RANGE_END_TRAILER)
+}
 
 /// One range deletion: every version of every user key in `[start, end)` with a seqno below
 /// `seqno` is deleted.
@@ -63,6 +86,25 @@ impl RangeTombstone {
     /// the key.
     pub fn deletes(&self, user_key: &[u8], seqno: SeqNo, snapshot: SeqNo) -> bool {
         self.seqno <= snapshot && self.seqno > seqno && self.contains(user_key)
+    }
+
+    /// The internal key `(start, seqno, RangeDelete)` this tombstone is stored under.
+    pub fn start_key(&self) -> Vec<u8> {
+        internal_key(&self.start, self.seqno, ValueKind::RangeDelete)
+    }
+
+    /// This tombstone restricted to `[lower, upper)` (`None` bounds are open); `None` when
+    /// nothing of it is left.
+    pub fn clip(&self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Option<RangeTombstone> {
+        let start = match lower {
+            Some(l) if l > self.start.as_slice() => l,
+            _ => self.start.as_slice(),
+        };
+        let end = match upper {
+            Some(u) if u < self.end.as_slice() => u,
+            _ => self.end.as_slice(),
+        };
+        (start < end).then(|| RangeTombstone::new(start, end, self.seqno))
     }
 
     /// Approximate heap plus inline bytes this tombstone occupies (for memory accounting).

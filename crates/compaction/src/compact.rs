@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use riptide_common::merge::MergingIterator;
+use riptide_common::range_del::RangeTombstone;
 use riptide_common::{BoxedIterator, Result, SeqNo};
 use riptide_sstable::{BlockCache, TableOptions};
 
-use crate::gc::{GcStats, copy_with_gc};
+use crate::gc::{GcStats, RangeDelAggregator, copy_with_gc_and_range_dels};
 use crate::output::OutputTables;
 use crate::range_iter::RangeIterator;
 use crate::table_handle::TableHandle;
@@ -53,6 +54,13 @@ pub struct CompactionStats {
     pub entries_out: u64,
     /// Tombstones (deletes and single deletes) in the inputs that are not in the output.
     pub tombstones_dropped: u64,
+    /// Range tombstones in the inputs (after clipping to the subcompaction ranges; a
+    /// tombstone spanning several ranges counts once per range).
+    pub range_tombstones_in: u64,
+    /// Range tombstones (fragments) written to the outputs.
+    pub range_tombstones_out: u64,
+    /// Point versions dropped because a range tombstone of their stripe covers them.
+    pub range_deleted: u64,
     /// Number of key ranges merged in parallel (1 without subcompactions).
     pub subcompactions: usize,
     /// Wall-clock time of the whole compaction.
@@ -92,11 +100,31 @@ pub(crate) struct MergeResult {
     pub(crate) new_files: Vec<Arc<TableHandle>>,
     pub(crate) bytes_written: u64,
     pub(crate) gc: GcStats,
+    pub(crate) range_tombstones_in: u64,
+    pub(crate) range_tombstones_out: u64,
+}
+
+/// The range tombstones of `inputs`, clipped to the user keys `[start, end)`.
+fn input_tombstones(
+    inputs: &[Arc<TableHandle>],
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<Vec<RangeTombstone>> {
+    let mut out = Vec::new();
+    for h in inputs.iter().filter(|h| h.table.has_range_tombstones()) {
+        let ts = h
+            .table
+            .range_tombstones()
+            .map_err(|e| e.with_context(format!("table {}", h.path().display())))?;
+        out.extend(ts.iter().filter_map(|t| t.clip(start, end)));
+    }
+    Ok(out)
 }
 
 /// Merges the entries of `inputs` (shallowest first) whose user key is in `[start, end)`
-/// into new tables, applying the garbage collection of [`crate::gc`]. The outputs and the
-/// directory are fsynced; on error every output written so far is removed.
+/// into new tables, applying the garbage collection of [`crate::gc`] (range tombstones of the
+/// inputs included, clipped to the range). The outputs and the directory are fsynced; on
+/// error every output written so far is removed.
 pub(crate) fn merge_range(
     inputs: &[Arc<TableHandle>],
     start: Option<Vec<u8>>,
@@ -104,24 +132,37 @@ pub(crate) fn merge_range(
     s: &MergeSettings<'_>,
     alloc_number: impl FnMut() -> u64,
 ) -> Result<MergeResult> {
+    let tombstones = input_tombstones(inputs, start.as_deref(), end.as_deref())?;
+    let mut range_dels = RangeDelAggregator::new(tombstones, s.snapshots);
+    let output_tombstones = range_dels.output_tombstones(s.bottommost);
+    let range_tombstones_out = output_tombstones.len() as u64;
     let children: Vec<BoxedIterator> = inputs
         .iter()
         .map(|h| Box::new(h.iter()) as BoxedIterator)
         .collect();
-    let mut merged = RangeIterator::new(MergingIterator::new(children), start, end);
+    let mut merged = RangeIterator::new(MergingIterator::new(children), start.clone(), end.clone());
     let mut out = OutputTables::new(
         s.dir,
         s.table_options,
         s.cache.clone(),
         alloc_number,
         s.target_file_size.max(1),
-    );
-    let gc = copy_with_gc(&mut merged, s.snapshots, s.bottommost, |k, v| out.add(k, v))?;
+    )
+    .with_range_tombstones(&output_tombstones, start, end);
+    let gc = copy_with_gc_and_range_dels(
+        &mut merged,
+        s.snapshots,
+        s.bottommost,
+        &mut range_dels,
+        |k, v| out.add(k, v),
+    )?;
     let (new_files, bytes_written) = out.finish()?;
     Ok(MergeResult {
         new_files,
         bytes_written,
         gc,
+        range_tombstones_in: range_dels.input_count(),
+        range_tombstones_out,
     })
 }
 
@@ -161,6 +202,9 @@ pub fn compact(
             entries_in: r.gc.entries_in,
             entries_out: r.gc.entries_out,
             tombstones_dropped: tombstones_dropped(&inputs, &r.new_files),
+            range_tombstones_in: r.range_tombstones_in,
+            range_tombstones_out: r.range_tombstones_out,
+            range_deleted: r.gc.range_deleted,
             subcompactions: 1,
             duration: started.elapsed(),
         },

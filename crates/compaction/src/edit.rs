@@ -334,7 +334,7 @@ impl ManifestState {
             for (l, files) in c.levels.iter().enumerate().skip(1) {
                 for pair in files.windows(2) {
                     if let [a, b] = pair
-                        && a.largest_user_key() >= b.smallest_user_key()
+                        && !a.ends_before(b.smallest_user_key())
                     {
                         return Err(format!(
                             "files {} and {} overlap in column family {} level {l}",

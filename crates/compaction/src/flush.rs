@@ -7,16 +7,19 @@ use riptide_common::{Result, SeqNo};
 use riptide_memtable::Memtable;
 use riptide_sstable::{BlockCache, TableOptions};
 
-use crate::gc::copy_with_gc;
+use crate::gc::{RangeDelAggregator, copy_with_gc_and_range_dels};
 use crate::output::OutputTables;
 use crate::table_handle::TableHandle;
 
 /// Writes `mem` as table `number` in `dir` and opens it. `None` if nothing is left to write
 /// (an empty memtable, or one whose single deletes all cancelled their puts).
 ///
-/// Versions no snapshot can tell apart are dropped (see [`crate::gc`]); tombstones are kept,
-/// since older data may be below. `snapshots` must be sorted ascending. The file and the
-/// directory are fsynced; the caller then records the file with a version edit.
+/// Versions no snapshot can tell apart are dropped (see [`crate::gc`]), and so are versions
+/// that a range tombstone of the memtable deletes in their snapshot stripe; tombstones (point
+/// and range) are kept, since older data may be below. The range tombstones go to the table's
+/// range-deletion block (fragmented per stripe): a memtable holding only range tombstones
+/// still makes a table. `snapshots` are sorted here. The file and the directory are fsynced;
+/// the caller then records the file with a version edit.
 pub fn flush_memtable(
     mem: &Arc<Memtable>,
     dir: &Path,
@@ -29,6 +32,7 @@ pub fn flush_memtable(
         return Ok(None);
     }
     let snapshots = crate::compact::sorted(snapshots);
+    let mut range_dels = RangeDelAggregator::new(mem.range_tombstones(), &snapshots);
     let mut numbers = std::iter::once(number);
     let mut out = OutputTables::new(
         dir,
@@ -36,9 +40,12 @@ pub fn flush_memtable(
         cache,
         || numbers.next().unwrap_or(number),
         u64::MAX,
-    );
+    )
+    .with_range_tombstones(&range_dels.output_tombstones(false), None, None);
     let mut it = mem.iter();
-    copy_with_gc(&mut it, &snapshots, false, |k, v| out.add(k, v))?;
+    copy_with_gc_and_range_dels(&mut it, &snapshots, false, &mut range_dels, |k, v| {
+        out.add(k, v)
+    })?;
     let (mut files, _) = out.finish()?;
     Ok(files.pop())
 }

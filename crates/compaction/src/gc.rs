@@ -21,9 +21,26 @@
 //!   when it meets its own put, or at the bottom once every snapshot sees it, together with
 //!   everything older.
 //!
-//! Range-delete entries (reserved) are copied unchanged and do not take part.
+//! Range tombstones (see [`RangeDelAggregator`]) follow the same stripe rule:
+//!
+//! * a point version `(k, s)` is dropped when a range tombstone of the inputs covering `k`
+//!   with a seqno above `s` lies in the same stripe as `s` (no snapshot can see the version
+//!   without seeing the tombstone). A tombstone in a newer stripe does not drop it: the
+//!   snapshots between still read it;
+//! * the tombstones themselves are written to the output, fragmented per stripe: within one
+//!   stripe only the newest tombstone covering a key matters, so each stripe keeps the
+//!   fragments of its own tombstones, each with the largest seqno covering it;
+//! * at the bottommost level the tombstones of the oldest stripe (every snapshot sees them)
+//!   are dropped, after they have dropped every version they cover (all in the same stripe
+//!   and, the level being bottommost, all in this compaction).
+//!
+//! Range-delete *point entries* (only in version-1 tables, which never held any in practice)
+//! are copied unchanged and do not take part.
+
+use std::sync::Arc;
 
 use riptide_common::key::parse_internal_key;
+use riptide_common::range_del::{RangeTombstone, RangeTombstoneCursor, RangeTombstoneSet};
 use riptide_common::{InternalIterator, Result, SeqNo, ValueKind};
 
 /// What a garbage-collecting copy read and kept.
@@ -33,6 +50,95 @@ pub struct GcStats {
     pub entries_in: u64,
     /// Entries passed on to the output.
     pub entries_out: u64,
+    /// Point versions dropped because a range tombstone of their stripe covers them.
+    pub range_deleted: u64,
+}
+
+/// The range tombstones of one flush or compaction, fragmented separately in each snapshot
+/// stripe (RocksDB's `CompactionRangeDelAggregator`): it answers whether a point version is
+/// deleted by a tombstone of its own stripe, and which tombstones the output must keep.
+#[derive(Debug, Clone)]
+pub struct RangeDelAggregator {
+    /// Sorted ascending.
+    snapshots: Vec<SeqNo>,
+    /// `stripes[i]`: fragments of the tombstones whose seqno is in stripe `i` (see
+    /// `stripe_of`), with a cursor for sequential lookups; `None` when that stripe has none.
+    stripes: Vec<Option<RangeTombstoneCursor>>,
+    /// Number of input tombstones (empty ones excluded).
+    input_count: u64,
+}
+
+impl RangeDelAggregator {
+    /// Fragments `tombstones` per stripe of `snapshots` (sorted ascending). Empty tombstones
+    /// are ignored.
+    pub fn new<I>(tombstones: I, snapshots: &[SeqNo]) -> Self
+    where
+        I: IntoIterator<Item = RangeTombstone>,
+    {
+        let mut per_stripe: Vec<Vec<RangeTombstone>> = vec![Vec::new(); snapshots.len() + 1];
+        let mut input_count = 0u64;
+        for t in tombstones.into_iter().filter(|t| !t.is_empty()) {
+            input_count += 1;
+            if let Some(v) = per_stripe.get_mut(stripe_of(snapshots, t.seqno)) {
+                v.push(t);
+            }
+        }
+        let stripes = per_stripe
+            .into_iter()
+            .map(|ts| {
+                (!ts.is_empty()).then(|| {
+                    RangeTombstoneCursor::new(Arc::new(RangeTombstoneSet::new(ts, SeqNo::MAX)))
+                })
+            })
+            .collect();
+        RangeDelAggregator {
+            snapshots: snapshots.to_vec(),
+            stripes,
+            input_count,
+        }
+    }
+
+    /// No tombstones at all.
+    pub fn empty(snapshots: &[SeqNo]) -> Self {
+        Self::new(std::iter::empty(), snapshots)
+    }
+
+    /// True when there is no tombstone.
+    pub fn is_empty(&self) -> bool {
+        self.input_count == 0
+    }
+
+    /// Number of (non-empty) tombstones given to [`RangeDelAggregator::new`].
+    pub fn input_count(&self) -> u64 {
+        self.input_count
+    }
+
+    /// True when a tombstone in the same stripe as `seqno` covers `user_key` with a larger
+    /// seqno: no reader can see the version `(user_key, seqno)`. Cheap for ascending keys.
+    pub fn deletes(&mut self, user_key: &[u8], seqno: SeqNo) -> bool {
+        let stripe = stripe_of(&self.snapshots, seqno);
+        self.stripes
+            .get_mut(stripe)
+            .and_then(Option::as_mut)
+            .and_then(|c| c.max_covering_seqno(user_key))
+            .is_some_and(|t| t > seqno)
+    }
+
+    /// The tombstones the output must keep, sorted by start key: every stripe's fragments,
+    /// except the oldest stripe's when `bottommost` (they deleted all they cover here, and
+    /// nothing older exists below).
+    pub fn output_tombstones(&self, bottommost: bool) -> Vec<RangeTombstone> {
+        let mut out: Vec<RangeTombstone> = self
+            .stripes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(bottommost && *i == 0))
+            .filter_map(|(_, c)| c.as_ref())
+            .flat_map(|c| c.set().fragments().iter().cloned())
+            .collect();
+        out.sort_by(|a, b| a.start.cmp(&b.start).then(b.seqno.cmp(&a.seqno)));
+        out
+    }
 }
 
 /// The stripe of `seqno`: the index of the oldest snapshot that sees it (`snapshots.len()`
@@ -43,13 +149,28 @@ fn stripe_of(snapshots: &[SeqNo], seqno: SeqNo) -> usize {
 
 /// Copies every entry of `input` (from its first) that the rule above keeps to `emit`, in
 /// order. `snapshots` must be sorted ascending; `bottommost` says no older data for these keys
-/// exists below the output.
+/// exists below the output. No range tombstones: see [`copy_with_gc_and_range_dels`].
 pub fn copy_with_gc(
     input: &mut dyn InternalIterator,
     snapshots: &[SeqNo],
     bottommost: bool,
+    emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<GcStats> {
+    let mut none = RangeDelAggregator::empty(snapshots);
+    copy_with_gc_and_range_dels(input, snapshots, bottommost, &mut none, emit)
+}
+
+/// [`copy_with_gc`] that also drops the point versions the range tombstones of `range_dels`
+/// delete in their stripe (built with the same `snapshots`). The tombstones themselves are
+/// not emitted: write [`RangeDelAggregator::output_tombstones`] to the output.
+pub fn copy_with_gc_and_range_dels(
+    input: &mut dyn InternalIterator,
+    snapshots: &[SeqNo],
+    bottommost: bool,
+    range_dels: &mut RangeDelAggregator,
     mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<GcStats> {
+    let check_range_dels = !range_dels.is_empty();
     let mut stats = GcStats::default();
     let mut cur_user_key: Option<Vec<u8>> = None;
     // Stripe of the previous (newer) version of the current user key, kept or not.
@@ -84,6 +205,13 @@ pub fn copy_with_gc(
         let keep_hidden_single_delete = p.kind == ValueKind::SingleDelete;
         let shadowed = before == Some(stripe) && !keep_hidden_single_delete;
         if drop_rest || shadowed {
+            input.next()?;
+            continue;
+        }
+        // Deleted by a range tombstone no snapshot can see it without: every older version
+        // in this stripe is covered too, older stripes are judged on their own.
+        if check_range_dels && range_dels.deletes(p.user_key, p.seqno) {
+            stats.range_deleted += 1;
             input.next()?;
             continue;
         }
@@ -127,6 +255,7 @@ mod tests {
     use super::*;
     use riptide_common::iter::VecIterator;
     use riptide_common::key::internal_key;
+    use riptide_common::range_del::RangeTombstone;
 
     use ValueKind::{Delete as D, Put as P, SingleDelete as S};
 
@@ -395,6 +524,211 @@ mod tests {
             check(&[base.clone(), upper.clone()].concat(), &snaps, "after the first bottom merge")?;
             let all = gc(&[base, upper].concat(), &later, true);
             check(&all, &later, "after the later bottom merge")?;
+        }
+    }
+
+    // ---- Range tombstones ----
+
+    type Point = (Vec<u8>, SeqNo, ValueKind, Vec<u8>);
+
+    /// A run of a flush or compaction: its point entries and its range tombstones.
+    #[derive(Debug, Clone, Default)]
+    struct Run {
+        points: Vec<Point>,
+        ranges: Vec<RangeTombstone>,
+    }
+
+    /// What a reader at `snap` gets for `key` from every point and tombstone of `runs`: the
+    /// value of the newest visible put unless a visible newer range tombstone covers it.
+    fn read_with_ranges(runs: &[Run], key: &[u8], snap: SeqNo) -> Option<Vec<u8>> {
+        let newest = runs
+            .iter()
+            .flat_map(|r| r.points.iter())
+            .filter(|e| e.0 == key && e.1 <= snap)
+            .max_by_key(|e| e.1)?;
+        let covered = runs
+            .iter()
+            .flat_map(|r| r.ranges.iter())
+            .any(|t| t.seqno <= snap && t.seqno > newest.1 && t.contains(key));
+        (!covered && newest.2 == P).then(|| newest.3.clone())
+    }
+
+    /// GCs `runs` merged into one, as a flush or compaction does.
+    fn gc_runs(runs: &[Run], snaps: &[SeqNo], bottom: bool) -> (Run, GcStats) {
+        let ranges: Vec<RangeTombstone> = runs.iter().flat_map(|r| r.ranges.clone()).collect();
+        let mut agg = RangeDelAggregator::new(ranges, snaps);
+        let mut it = VecIterator::new(
+            runs.iter()
+                .flat_map(|r| r.points.iter())
+                .map(|(k, s, kind, v)| (internal_key(k, *s, *kind), v.clone()))
+                .collect(),
+        );
+        let mut points = Vec::new();
+        let stats = copy_with_gc_and_range_dels(&mut it, snaps, bottom, &mut agg, |k, v| {
+            let p = parse_internal_key(k)?;
+            points.push((p.user_key.to_vec(), p.seqno, p.kind, v.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        let ranges = agg.output_tombstones(bottom);
+        (Run { points, ranges }, stats)
+    }
+
+    /// Histories over five keys with puts, deletes, single deletes (keeping the contract; a
+    /// range delete counts as a delete of what it covers) and range deletes.
+    fn history_with_ranges() -> impl proptest::strategy::Strategy<Value = Vec<(SeqNo, Run)>> {
+        use proptest::prelude::*;
+        prop::collection::vec((0u8..5, 0u8..12, 0u8..4), 0..40).prop_map(|ops| {
+            let mut since_sd = [(0u32, false); 5];
+            let mut out = Vec::new();
+            for (i, (k, op, len)) in ops.into_iter().enumerate() {
+                let seq = i as SeqNo + 1;
+                let mut run = Run::default();
+                if op >= 10 {
+                    let end = (k + len).min(5);
+                    for slot in since_sd
+                        .iter_mut()
+                        .take(usize::from(end))
+                        .skip(usize::from(k))
+                    {
+                        slot.1 = true;
+                    }
+                    run.ranges
+                        .push(RangeTombstone::new(vec![b'a' + k], vec![b'a' + end], seq));
+                } else {
+                    let slot = &mut since_sd[usize::from(k)];
+                    let kind = match op {
+                        0 => D,
+                        1..=4 if slot.0 <= 1 && !slot.1 => S,
+                        _ => P,
+                    };
+                    match kind {
+                        P => slot.0 += 1,
+                        S => *slot = (0, false),
+                        _ => slot.1 = true,
+                    }
+                    run.points
+                        .push((vec![b'a' + k], seq, kind, format!("v{seq}").into_bytes()));
+                }
+                out.push((seq, run));
+            }
+            out
+        })
+    }
+
+    fn concat(ops: &[(SeqNo, Run)]) -> Run {
+        let mut r = Run::default();
+        for (_, op) in ops {
+            r.points.extend(op.points.iter().cloned());
+            r.ranges.extend(op.ranges.iter().cloned());
+        }
+        r
+    }
+
+    #[test]
+    fn range_tombstones_drop_what_they_cover_in_their_stripe() {
+        let t = |s: &str, e: &str, q| RangeTombstone::new(s.as_bytes(), e.as_bytes(), q);
+        let run = Run {
+            points: vec![
+                (b"a".to_vec(), 3, P, b"x".to_vec()),
+                (b"b".to_vec(), 9, P, b"y".to_vec()),
+                (b"b".to_vec(), 4, P, b"z".to_vec()),
+                (b"c".to_vec(), 2, D, Vec::new()),
+                (b"d".to_vec(), 1, P, b"w".to_vec()),
+            ],
+            ranges: vec![t("a", "d", 5)],
+        };
+        let keys = |r: &Run| -> Vec<String> {
+            r.points
+                .iter()
+                .map(|p| format!("{}{}", String::from_utf8_lossy(&p.0), p.1))
+                .collect()
+        };
+        // No snapshot: a3, b4, c2 go; b9 (newer) and d1 (outside) stay; the tombstone stays.
+        let (out, stats) = gc_runs(std::slice::from_ref(&run), &[], false);
+        assert_eq!(keys(&out), ["b9", "d1"]);
+        assert_eq!(out.ranges, vec![t("a", "d", 5)]);
+        assert_eq!(stats.range_deleted, 2, "b4 is shadowed by b9 first");
+        // At the bottom the tombstone goes too.
+        let (out, _) = gc_runs(std::slice::from_ref(&run), &[], true);
+        assert_eq!(keys(&out), ["b9", "d1"]);
+        assert!(out.ranges.is_empty());
+        // A snapshot at 3 sees a3 and c2 (stripe 0) but not the tombstone (stripe 1): b4 is
+        // in the tombstone's stripe and goes; a3 stays (b9 and b4 are in different stripes).
+        let (out, _) = gc_runs(std::slice::from_ref(&run), &[3], true);
+        assert_eq!(keys(&out), ["a3", "b9", "d1"]);
+        assert_eq!(out.ranges, vec![t("a", "d", 5)]);
+        // Overlapping tombstones of one stripe are fragmented to the newest.
+        let run2 = Run {
+            points: Vec::new(),
+            ranges: vec![t("a", "c", 5), t("b", "e", 7), t("x", "y", 2)],
+        };
+        let (out, _) = gc_runs(std::slice::from_ref(&run2), &[], false);
+        assert_eq!(
+            out.ranges,
+            vec![t("a", "b", 5), t("b", "e", 7), t("x", "y", 2)]
+        );
+        // ... but kept apart when a snapshot separates them.
+        let (out, _) = gc_runs(std::slice::from_ref(&run2), &[6], false);
+        assert_eq!(
+            out.ranges,
+            vec![t("a", "c", 5), t("b", "e", 7), t("x", "y", 2)]
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// `reads_survive_gc_in_several_passes` with range tombstones: the history is split
+        /// into an older part (a lower level), a middle and a newer part (flushed memtables);
+        /// each newer part is flushed alone, both are merged (not bottommost), then everything
+        /// is merged at the bottom. After each step every snapshot reads what it read before.
+        #[test]
+        fn reads_with_range_tombstones_survive_gc_in_several_passes(
+            input in history_with_ranges(),
+            split in 0usize..45,
+            split2 in 0usize..45,
+            snaps in proptest::collection::btree_set(0u64..42, 0..4),
+            later_snaps in proptest::collection::btree_set(0u64..42, 0..4),
+        ) {
+            let snaps: Vec<SeqNo> = snaps.into_iter().collect();
+            let later: Vec<SeqNo> = later_snaps.into_iter().filter(|s| snaps.contains(s)).collect();
+            let (a, b) = (split.min(split2).min(input.len()), split.max(split2).min(input.len()));
+            let all = concat(&input);
+            let lower = concat(&input[..a]);
+            let middle = concat(&input[a..b]);
+            let upper = concat(&input[b..]);
+            let check = |state: &[Run], reads: &[SeqNo], step: &str| {
+                let mut reads = reads.to_vec();
+                reads.push(SeqNo::MAX);
+                for key in [b"a", b"b", b"c", b"d", b"e"] {
+                    for &s in &reads {
+                        proptest::prop_assert_eq!(
+                            read_with_ranges(std::slice::from_ref(&all), key, s),
+                            read_with_ranges(state, key, s),
+                            "{}: key {:?} at {}", step, key, s
+                        );
+                    }
+                }
+                Ok(())
+            };
+            let (middle, _) = gc_runs(&[middle], &snaps, false);
+            let (upper, _) = gc_runs(&[upper], &snaps, false);
+            check(&[lower.clone(), middle.clone(), upper.clone()], &snaps, "after flushes")?;
+            let (merged, _) = gc_runs(&[middle.clone(), upper.clone()], &snaps, false);
+            check(&[lower.clone(), merged.clone()], &snaps, "after merging the newer parts")?;
+            let (bottom, _) = gc_runs(&[lower.clone(), merged], &snaps, true);
+            check(std::slice::from_ref(&bottom), &snaps, "after the bottommost merge")?;
+            if snaps.is_empty() {
+                // Nothing but live puts survive a bottommost merge without snapshots.
+                proptest::prop_assert!(bottom.ranges.is_empty());
+                proptest::prop_assert!(bottom.points.iter().all(|p| p.2 == P));
+            }
+            // Another order: the older parts reach the bottom first, then the newest part is
+            // merged onto them, with some snapshots released in between.
+            let (base, _) = gc_runs(&[lower, middle], &snaps, true);
+            check(&[base.clone(), upper.clone()], &snaps, "after the first bottom merge")?;
+            let (last, _) = gc_runs(&[base, upper], &later, true);
+            check(std::slice::from_ref(&last), &later, "after the later bottom merge")?;
         }
     }
 }

@@ -20,7 +20,11 @@
 //! newer one), then the base level into the next, and so on; each step's job covers every
 //! file of its level overlapping the range (widened to a clean cut) plus the overlapping
 //! files of the next level, and is registered like an automatic job. A step must be applied
-//! before the next one is asked for (until then `next_job` says `Wait`); if a step fails,
+//! before the next one is asked for (until then `next_job` says `Wait`). A last step rewrites,
+//! alone, the last-level files in the range that existed when the manual compaction started
+//! and that no earlier step merged (RocksDB's `BottommostLevelCompaction::kForceOptimized`):
+//! they may hold tombstones, range tombstones and versions kept for snapshots since
+//! released, which only a bottommost rewrite drops. If a step fails,
 //! finish its job in the registry and drop the `ManualCompaction` (start a new one to
 //! retry). Data written after the manual compaction started may stay above.
 
@@ -53,6 +57,11 @@ pub struct ManualCompaction {
     /// Inputs of the last job handed out; until they are gone from the version (the job
     /// was applied) the next step waits.
     pending: Vec<u64>,
+    /// The largest file number of the column family when the first step was asked for:
+    /// files above it were written since (by this manual compaction or others).
+    existing_up_to: Option<u64>,
+    /// True once the last-level rewrite was handed out (or found unnecessary).
+    bottom_done: bool,
 }
 
 impl ManualCompaction {
@@ -64,6 +73,8 @@ impl ManualCompaction {
             range: range.map(|(b, e)| (b.to_vec(), e.to_vec())),
             level: 0,
             pending: Vec::new(),
+            existing_up_to: None,
+            bottom_done: false,
         }
     }
 
@@ -98,6 +109,15 @@ impl ManualCompaction {
             return ManualStep::Wait;
         }
         self.pending.clear();
+        let existing_up_to = *self.existing_up_to.get_or_insert_with(|| {
+            version
+                .levels(cf)
+                .iter()
+                .flatten()
+                .map(|f| f.number())
+                .max()
+                .unwrap_or(0)
+        });
         while self.level < last {
             let level = self.level;
             let files = version.files(cf, level);
@@ -156,6 +176,42 @@ impl ManualCompaction {
             }
             reg.register(&mut job);
             self.level = output_level;
+            self.pending = job.input_files().map(|f| f.number()).collect();
+            return ManualStep::Job(job);
+        }
+        if !self.bottom_done {
+            let files = version.files(cf, last);
+            let old: Vec<usize> = (0..files.len())
+                .filter(|&i| {
+                    files
+                        .get(i)
+                        .is_some_and(|f| f.number() <= existing_up_to && self.in_range(f))
+                })
+                .collect();
+            let (Some(&a), Some(&b)) = (old.first(), old.last()) else {
+                self.bottom_done = true;
+                return ManualStep::Done;
+            };
+            let (lo, _) = clean_cut(files, a);
+            let (_, hi) = clean_cut(files, b);
+            let upper = files.get(lo..=hi).map(<[_]>::to_vec).unwrap_or_default();
+            let ctx = PickContext {
+                version,
+                cf,
+                opts,
+                targets: &targets,
+            };
+            let reason = CompactionReason::Manual;
+            let Some(mut job) = ctx.build_job(vec![(last, upper)], last, reason, 0.0) else {
+                self.bottom_done = true;
+                return ManualStep::Done;
+            };
+            let mut reg = registry.lock();
+            if reg.conflicts(&job) {
+                return ManualStep::Wait;
+            }
+            reg.register(&mut job);
+            self.bottom_done = true;
             self.pending = job.input_files().map(|f| f.number()).collect();
             return ManualStep::Job(job);
         }

@@ -1,10 +1,19 @@
 //! [`OutputTables`]: writes a sorted stream of entries into one or more new table files.
+//!
+//! Range tombstones are given up front. The output files partition the key range `[lower,
+//! upper)` of the flush or (sub)compaction: file `i` owns `[first key of file i, first key of
+//! file i+1)` (the first file from `lower`, the last up to `upper`), and receives the pieces of
+//! the tombstones inside it. A tombstone spanning several files is split at their boundaries,
+//! so no two files of a level overlap, and every covered key sits in the file holding the
+//! tombstone piece covering it. If no point entry is written at all, the tombstones still get
+//! a file.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use riptide_common::Result;
 use riptide_common::key::user_key;
+use riptide_common::range_del::RangeTombstone;
 use riptide_sstable::{BlockCache, TableOptions, TableWriter};
 
 use crate::file_meta::{FileMeta, table_file_path};
@@ -25,10 +34,19 @@ pub(crate) struct OutputTables<'a, F: FnMut() -> u64> {
     last_user_key: Vec<u8>,
     done: Vec<Arc<TableHandle>>,
     bytes_written: u64,
+    /// Tombstones not yet handed to a file, sorted by start key, reversed (next on top).
+    pending_tombstones: Vec<RangeTombstone>,
+    /// Tombstones started before the current file's upper bound that may reach past it.
+    active_tombstones: Vec<RangeTombstone>,
+    /// Lower bound of the current (or next) file's key range.
+    file_lower: Option<Vec<u8>>,
+    /// Upper bound of the whole output.
+    upper: Option<Vec<u8>>,
 }
 
 impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
-    /// An empty output; files are created on the first entry.
+    /// An empty output for every user key; files are created on the first entry. See
+    /// [`with_range_tombstones`](Self::with_range_tombstones).
     pub(crate) fn new(
         dir: &'a Path,
         opts: &'a TableOptions,
@@ -37,6 +55,10 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
         target_file_size: u64,
     ) -> Self {
         OutputTables {
+            pending_tombstones: Vec::new(),
+            active_tombstones: Vec::new(),
+            file_lower: None,
+            upper: None,
             dir,
             opts,
             cache,
@@ -56,27 +78,93 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
             && w.estimated_file_size() >= self.target_file_size
             && uk != self.last_user_key.as_slice()
         {
-            self.finish_current()?;
+            self.finish_current(Some(uk))?;
+            self.file_lower = Some(uk.to_vec());
         }
-        let w = match &mut self.current {
-            Some((_, w)) => w,
-            None => {
-                let number = (self.alloc_number)();
-                let w = TableWriter::create(&table_file_path(self.dir, number), self.opts.clone())?;
-                &mut self.current.insert((number, w)).1
-            }
-        };
-        w.add(ikey, value)?;
+        self.writer()?.add(ikey, value)?;
         self.last_user_key.clear();
         self.last_user_key.extend_from_slice(uk);
         Ok(())
     }
 
-    /// Finishes the open file, if any, and opens it as a table.
-    fn finish_current(&mut self) -> Result<()> {
-        let Some((number, w)) = self.current.take() else {
+    /// Restricts the output to the user keys `[lower, upper)` (`None`: open) and gives it the
+    /// range tombstones (any order, may overlap) to write: clipped to `[lower, upper)`, each
+    /// piece goes to the file owning it; with no point entry at all they still get a file
+    /// at [`finish`](Self::finish). Call before the first [`add`](Self::add).
+    pub(crate) fn with_range_tombstones(
+        mut self,
+        tombstones: &[RangeTombstone],
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+    ) -> Self {
+        let mut pending: Vec<RangeTombstone> = tombstones
+            .iter()
+            .filter_map(|t| t.clip(lower.as_deref(), upper.as_deref()))
+            .collect();
+        pending.sort_by(|a, b| b.start.cmp(&a.start));
+        self.pending_tombstones = pending;
+        self.file_lower = lower;
+        self.upper = upper;
+        self
+    }
+
+    /// The open file's writer, creating the file if none is open.
+    fn writer(&mut self) -> Result<&mut TableWriter> {
+        if self.current.is_none() {
+            let number = (self.alloc_number)();
+            let w = TableWriter::create(&table_file_path(self.dir, number), self.opts.clone())?;
+            self.current = Some((number, w));
+        }
+        match &mut self.current {
+            Some((_, w)) => Ok(w),
+            None => Err(riptide_common::Error::new(
+                riptide_common::ErrorKind::Internal,
+                "output table vanished while opening it (a bug; please report it)",
+            )),
+        }
+    }
+
+    /// The pieces of the remaining tombstones inside `[file_lower, file_upper)`; tombstones
+    /// reaching past `file_upper` stay for the next file.
+    fn take_tombstones(&mut self, file_upper: Option<&[u8]>) -> Vec<RangeTombstone> {
+        while let Some(t) = self.pending_tombstones.last()
+            && file_upper.is_none_or(|u| t.start.as_slice() < u)
+        {
+            if let Some(t) = self.pending_tombstones.pop() {
+                self.active_tombstones.push(t);
+            }
+        }
+        let lower = self.file_lower.as_deref();
+        let pieces = self
+            .active_tombstones
+            .iter()
+            .filter_map(|t| t.clip(lower, file_upper))
+            .collect();
+        match file_upper {
+            Some(u) => self.active_tombstones.retain(|t| t.end.as_slice() > u),
+            None => self.active_tombstones.clear(),
+        }
+        pieces
+    }
+
+    /// Finishes the open file, if any, with the tombstone pieces below `file_upper` (the
+    /// next file's first user key, or the output's upper bound), and opens it as a table.
+    fn finish_current(&mut self, file_upper: Option<&[u8]>) -> Result<()> {
+        if self.current.is_none() {
+            return Ok(());
+        }
+        let pieces = self.take_tombstones(file_upper);
+        let Some((number, mut w)) = self.current.take() else {
             return Ok(());
         };
+        for t in &pieces {
+            if let Err(e) = w.add_range_tombstone(&t.start, &t.end, t.seqno) {
+                if let Err(a) = w.abandon() {
+                    log::warn!("could not remove unfinished table: {a}");
+                }
+                return Err(e);
+            }
+        }
         let props = w.finish()?;
         let meta = FileMeta {
             number,
@@ -106,7 +194,14 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
     /// Finishes the last file, fsyncs the directory and returns the new tables (in key order)
     /// and the bytes written.
     pub(crate) fn finish(mut self) -> Result<(Vec<Arc<TableHandle>>, u64)> {
-        self.finish_current()?;
+        let upper = self.upper.take();
+        if self.current.is_none()
+            && (!self.pending_tombstones.is_empty() || !self.active_tombstones.is_empty())
+        {
+            // Tombstones only (since the last file): they get a file of their own.
+            self.writer()?;
+        }
+        self.finish_current(upper.as_deref())?;
         if !self.done.is_empty() {
             sync_dir(self.dir)?;
         }

@@ -175,12 +175,12 @@ pub(crate) fn clean_cut(files: &[Arc<TableHandle>], i: usize) -> (usize, usize) 
     let (mut lo, mut hi) = (i, i);
     while let (Some(prev), Some(cur)) =
         (lo.checked_sub(1).and_then(|p| files.get(p)), files.get(lo))
-        && prev.meta.largest_user_key() >= cur.meta.smallest_user_key()
+        && !prev.meta.ends_before(cur.meta.smallest_user_key())
     {
         lo -= 1;
     }
     while let (Some(cur), Some(next)) = (files.get(hi), files.get(hi + 1))
-        && cur.meta.largest_user_key() >= next.meta.smallest_user_key()
+        && !cur.meta.ends_before(next.meta.smallest_user_key())
     {
         hi += 1;
     }

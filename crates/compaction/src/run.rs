@@ -164,6 +164,9 @@ pub fn run_compaction(
                 stats.bytes_written += r.bytes_written;
                 stats.entries_in += r.gc.entries_in;
                 stats.entries_out += r.gc.entries_out;
+                stats.range_deleted += r.gc.range_deleted;
+                stats.range_tombstones_in += r.range_tombstones_in;
+                stats.range_tombstones_out += r.range_tombstones_out;
                 new_files.extend(r.new_files);
             }
             Err(e) => {

@@ -10,8 +10,15 @@
 //! The file is a sequence of checksummed blocks followed by a fixed-size footer:
 //!
 //! ```text
-//! data block 0 | ... | data block N-1 | filter block | index block | properties block | footer
+//! data block 0 | ... | data block N-1 | filter block | index block | [range-del block]
+//!   | properties block | footer
 //! ```
+//!
+//! Range tombstones (`delete_range`) do not sit among the point entries: a
+//! [`TableWriter::add_range_tombstone`] call (in any order) puts them in the range-deletion
+//! block, read once at open and pinned ([`Table::range_tombstones`]); the table's smallest and
+//! largest keys cover their extent (a largest key may be a
+//! [`range_end_key`](riptide_common::range_del::range_end_key), an exclusive bound).
 //!
 //! Data blocks use key prefix compression with restart points and may be zstd-compressed; the
 //! index block maps a separator key per data block to its [`BlockHandle`](format::BlockHandle).

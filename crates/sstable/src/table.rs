@@ -3,6 +3,11 @@
 //! The index block and the bloom filter are either pinned in the [`Table`] for its lifetime or,
 //! with [`TableReadOptions::cache_index_and_filter`] and a block cache, fetched through the
 //! [`BlockCache`] on demand (charged to it and evicted like data blocks).
+//!
+//! Range tombstones (the range-deletion block, format version 2) are few: they are read,
+//! verified and decoded once at open and stay pinned in the [`Table`] for its lifetime, with
+//! their fragmentation at the latest snapshot ([`Table::range_tombstone_set`]) prepared too, so
+//! a read never does I/O for them and a table without any costs one branch.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -13,14 +18,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::checksum::checksum;
-use riptide_common::key::{MAX_SEQNO, parse_internal_key};
+use riptide_common::key::{MAX_SEQNO, compare_internal_keys, parse_internal_key};
+use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{Error, IoResultExt, Result, SeqNo, ValueKind};
 
 use crate::block::{Block, BlockIter};
 use crate::cache::{BlockCache, CacheId, CachedBlock};
 use crate::compression::{TYPE_NONE, TYPE_ZSTD, decompress_zstd};
 use crate::filter::BloomFilter;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, MIN_FOOTER_LEN};
 use crate::options::{SMALL_FILTER_PINNED, TableReadOptions};
 use crate::properties::TableProperties;
 use crate::table_iter::TableIterator;
@@ -148,6 +154,13 @@ pub struct Table {
     index: IndexSource,
     filter: FilterSource,
     props: TableProperties,
+    /// The range tombstones, sorted by internal key (start ascending, seqno descending);
+    /// empty when the table has none.
+    range_dels: Arc<Vec<RangeTombstone>>,
+    /// `range_dels` fragmented at the latest snapshot (every tombstone visible).
+    range_del_set: Arc<RangeTombstoneSet>,
+    /// Largest seqno of `range_dels` (0 when empty).
+    range_del_max_seqno: SeqNo,
     cache: Option<Arc<BlockCache>>,
     blocks_read: AtomicU64,
     bytes_read: AtomicU64,
@@ -224,19 +237,26 @@ impl Table {
         let file = File::open(path).at("open table", path)?;
         let file_size = file.metadata().at("stat table", path)?.len();
         let ctx = || format!("table {}", path.display());
-        if file_size < FOOTER_LEN as u64 {
+        if file_size < MIN_FOOTER_LEN as u64 {
             return Err(Error::corruption(format!(
                 "file of {file_size} bytes is too short to be a Riptide table"
             ))
             .with_context(ctx()));
         }
-        let footer_offset = file_size - FOOTER_LEN as u64;
-        let mut fbuf = [0u8; FOOTER_LEN];
-        file.read_exact_at(&mut fbuf, footer_offset)
+        // The footer's length depends on its version, which sits in its last bytes: read
+        // as much as the longest footer, then decode from the end.
+        let tail_len = file_size.min(FOOTER_LEN as u64);
+        let tail_offset = file_size - tail_len;
+        let mut fbuf = vec![0u8; FOOTER_LEN.min(tail_len as usize)];
+        file.read_exact_at(&mut fbuf, tail_offset)
             .at("read table footer", path)?;
         let footer = Footer::decode(&fbuf)
-            .map_err(|e| e.with_context(format!("footer at offset {footer_offset}")))
+            .map_err(|e| {
+                let at = file_size.saturating_sub(MIN_FOOTER_LEN as u64);
+                e.with_context(format!("footer near offset {at}"))
+            })
             .map_err(|e| e.with_context(ctx()))?;
+        let footer_offset = file_size - footer.encoded_len() as u64;
         if footer.properties.end_with_trailer() != Some(footer_offset) {
             return Err(Error::corruption(format!(
                 "properties block ({}+{}) does not end at the footer (offset {footer_offset})",
@@ -244,7 +264,9 @@ impl Table {
             ))
             .with_context(ctx()));
         }
-        for (what, h) in [("index", footer.index), ("filter", footer.filter)] {
+        let mut metablocks = vec![("index", footer.index), ("filter", footer.filter)];
+        metablocks.extend(footer.range_del.map(|h| ("range-del", h)));
+        for (what, h) in metablocks {
             if h.end_with_trailer().is_none_or(|e| e > footer_offset) {
                 return Err(Error::corruption(format!(
                     "{what} block ({}+{}) runs past the footer (offset {footer_offset})",
@@ -270,6 +292,9 @@ impl Table {
             index: IndexSource::Pinned(Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0])?)),
             filter: FilterSource::Pinned(BloomFilter::disabled()),
             props: TableProperties::default(),
+            range_dels: Arc::new(Vec::new()),
+            range_del_set: Arc::new(RangeTombstoneSet::empty()),
+            range_del_max_seqno: 0,
             cache,
             blocks_read: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
@@ -287,8 +312,9 @@ impl Table {
         let mut props = TableProperties::decode(&props_block)
             .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
         props.file_size = file_size;
-        props.format_version = FORMAT_VERSION;
+        props.format_version = footer.version;
         table.props = props;
+        table.load_range_tombstones(footer.range_del)?;
         match cached {
             None => {
                 table.filter = FilterSource::Pinned(table.load_filter()?);
@@ -308,6 +334,44 @@ impl Table {
         }
         table.open_counter = open_counter;
         Ok(Arc::new(table))
+    }
+
+    /// Reads, verifies and decodes the range-deletion block (if any) and checks its count
+    /// against the properties.
+    fn load_range_tombstones(&mut self, handle: Option<BlockHandle>) -> Result<()> {
+        let expected = self.props.range_deletes;
+        let Some(h) = handle else {
+            // Version-1 tables counted range-delete point entries here (never written).
+            if expected != 0 && self.props.format_version >= 2 {
+                return Err(self.block_error(
+                    Error::corruption(format!(
+                        "properties count {expected} range deletes but the footer names no \
+                         range-del block"
+                    )),
+                    "properties",
+                    self.meta_end,
+                ));
+            }
+            return Ok(());
+        };
+        let data = self.read_block_contents(h, "range-del", self.meta_end)?;
+        let block = Block::new(data).map_err(|e| self.block_error(e, "range-del", h.offset))?;
+        let tombstones =
+            decode_range_dels(&block).map_err(|e| self.block_error(e, "range-del", h.offset))?;
+        if tombstones.len() as u64 != expected {
+            return Err(self.block_error(
+                Error::corruption(format!(
+                    "range-del block holds {} tombstones, properties say {expected}",
+                    tombstones.len()
+                )),
+                "range-del",
+                h.offset,
+            ));
+        }
+        self.range_del_max_seqno = tombstones.iter().map(|t| t.seqno).max().unwrap_or(0);
+        self.range_del_set = Arc::new(RangeTombstoneSet::new(&tombstones, SeqNo::MAX));
+        self.range_dels = Arc::new(tombstones);
+        Ok(())
     }
 
     /// Reads, verifies and parses the filter block.
@@ -606,6 +670,45 @@ impl Table {
         TableIterator::new(Arc::clone(self))
     }
 
+    /// True when the table holds at least one range tombstone. Costs nothing: use it to skip
+    /// the range-tombstone work for the (usual) tables without any.
+    #[inline]
+    pub fn has_range_tombstones(&self) -> bool {
+        !self.range_dels.is_empty()
+    }
+
+    /// Every range tombstone of the table, sorted by internal key (start ascending, then
+    /// seqno descending). They are read and verified at open and kept pinned, so this never
+    /// fails today; the `Result` leaves room for loading them lazily.
+    pub fn range_tombstones(&self) -> Result<Arc<Vec<RangeTombstone>>> {
+        Ok(Arc::clone(&self.range_dels))
+    }
+
+    /// The table's range tombstones visible at `snapshot`, fragmented. Shares the set built at
+    /// open when every tombstone is visible (the usual case); builds one otherwise.
+    pub fn range_tombstone_set(&self, snapshot: SeqNo) -> Arc<RangeTombstoneSet> {
+        if self.range_del_max_seqno <= snapshot {
+            Arc::clone(&self.range_del_set)
+        } else {
+            Arc::new(RangeTombstoneSet::new(self.range_dels.iter(), snapshot))
+        }
+    }
+
+    /// The largest seqno `<= snapshot` of this table's range tombstones covering `user_key`.
+    pub fn max_covering_tombstone_seqno(&self, user_key: &[u8], snapshot: SeqNo) -> Option<SeqNo> {
+        if self.range_dels.is_empty() {
+            return None;
+        }
+        if self.range_del_max_seqno <= snapshot {
+            return self.range_del_set.max_covering_seqno(user_key);
+        }
+        self.range_dels
+            .iter()
+            .filter(|t| t.seqno <= snapshot && t.contains(user_key))
+            .map(|t| t.seqno)
+            .max()
+    }
+
     /// The table's properties.
     pub fn properties(&self) -> &TableProperties {
         &self.props
@@ -649,6 +752,17 @@ impl Table {
             + self.props.largest_key.capacity()
             + index
             + filter
+            + self
+                .range_dels
+                .iter()
+                .map(RangeTombstone::approximate_memory)
+                .sum::<usize>()
+            + self
+                .range_del_set
+                .fragments()
+                .iter()
+                .map(RangeTombstone::approximate_memory)
+                .sum::<usize>()
     }
 
     /// Read counters.
@@ -661,6 +775,46 @@ impl Table {
             filter_reads: self.filter_reads.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Decodes a range-deletion block: internal keys `(start, seqno, RangeDelete)` in strictly
+/// increasing order, each with a non-empty range (`start < end`, the end being the value).
+fn decode_range_dels(block: &Block) -> Result<Vec<RangeTombstone>> {
+    let mut it = block.iter();
+    it.seek_to_first()?;
+    let mut out: Vec<RangeTombstone> = Vec::new();
+    let mut prev: Vec<u8> = Vec::new();
+    while it.valid() {
+        let n = out.len();
+        let p = parse_internal_key(it.key())?;
+        if p.kind != ValueKind::RangeDelete {
+            return Err(Error::corruption(format!(
+                "range-del entry {n} is a {:?}, not a range delete",
+                p.kind
+            )));
+        }
+        if p.seqno >= MAX_SEQNO {
+            return Err(Error::corruption(format!(
+                "range-del entry {n} has the reserved seqno {}",
+                p.seqno
+            )));
+        }
+        if n > 0 && compare_internal_keys(&prev, it.key()) != std::cmp::Ordering::Less {
+            return Err(Error::corruption(format!(
+                "range-del entry {n} is not after the previous one"
+            )));
+        }
+        if p.user_key >= it.value() {
+            return Err(Error::corruption(format!(
+                "range-del entry {n} has an empty or inverted range"
+            )));
+        }
+        out.push(RangeTombstone::new(p.user_key, it.value(), p.seqno));
+        prev.clear();
+        prev.extend_from_slice(it.key());
+        it.next()?;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -9,12 +9,13 @@ use riptide_common::checksum::checksum_parts;
 use riptide_common::key::{
     MAX_SEQNO, compare_internal_keys, internal_key, parse_internal_key, user_key,
 };
-use riptide_common::{Error, IoResultExt, Result, ValueKind};
+use riptide_common::range_del::{RangeTombstone, range_end_key};
+use riptide_common::{Error, IoResultExt, Result, SeqNo, ValueKind};
 
 use crate::block::{BlockBuilder, common_prefix_len};
 use crate::compression::{BlockCompressor, TYPE_NONE};
 use crate::filter::BloomFilterBuilder;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer};
 use crate::options::TableOptions;
 use crate::properties::TableProperties;
 
@@ -58,8 +59,10 @@ impl BlockSink {
     }
 }
 
-/// Writes a new table file. Entries must be added in strictly increasing
-/// [`compare_internal_keys`] order; [`finish`](Self::finish) completes and syncs the file.
+/// Writes a new table file. Point entries must be added in strictly increasing
+/// [`compare_internal_keys`] order; range tombstones
+/// ([`add_range_tombstone`](Self::add_range_tombstone)) in any order, interleaved or not.
+/// [`finish`](Self::finish) completes and syncs the file.
 /// Dropping a writer without `finish` or [`abandon`](Self::abandon) leaves a partial file.
 pub struct TableWriter {
     path: PathBuf,
@@ -71,6 +74,8 @@ pub struct TableWriter {
     last_key: Vec<u8>,
     pending_index: Option<BlockHandle>,
     props: TableProperties,
+    /// Range tombstones, in the order added (sorted at finish).
+    tombstones: Vec<RangeTombstone>,
     failed: Option<Error>,
 }
 
@@ -133,6 +138,7 @@ impl TableWriter {
                 ..TableProperties::default()
             },
             opts,
+            tombstones: Vec::new(),
             failed: None,
         })
     }
@@ -142,9 +148,10 @@ impl TableWriter {
         &self.path
     }
 
-    /// Adds an entry. `InvalidArgument` if the key is not a valid internal key, is not greater
-    /// than the previous one, or key plus value exceed [`MAX_ENTRY_SIZE`]. After an I/O error
-    /// every further call fails with it.
+    /// Adds a point entry. `InvalidArgument` if the key is not a valid internal key, is a
+    /// range delete (those go through [`add_range_tombstone`](Self::add_range_tombstone)), is
+    /// not greater than the previous one, or key plus value exceed [`MAX_ENTRY_SIZE`]. After
+    /// an I/O error every further call fails with it.
     pub fn add(&mut self, internal_key: &[u8], value: &[u8]) -> Result<()> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -156,6 +163,13 @@ impl TableWriter {
                 e.context()
             ))
         })?;
+        if parsed.kind == ValueKind::RangeDelete {
+            return Err(Error::invalid_argument(format!(
+                "table {}: range deletes go in the range-deletion block \
+                 (TableWriter::add_range_tombstone), not among the point entries",
+                self.path.display()
+            )));
+        }
         if self.props.entries > 0
             && compare_internal_keys(internal_key, &self.last_key) != Ordering::Greater
         {
@@ -203,8 +217,6 @@ impl TableWriter {
         p.entries += 1;
         if parsed.kind.is_tombstone() {
             p.tombstones += 1;
-        } else if parsed.kind == ValueKind::RangeDelete {
-            p.range_deletes += 1;
         }
         p.raw_key_bytes += internal_key.len() as u64;
         p.raw_value_bytes += value.len() as u64;
@@ -212,6 +224,43 @@ impl TableWriter {
         self.last_key.clear();
         self.last_key.extend_from_slice(internal_key);
         Ok(())
+    }
+
+    /// Adds the range tombstone `[start, end)` at `seqno`, in any order relative to other
+    /// tombstones and to point entries. `InvalidArgument` for an empty or inverted range, a
+    /// seqno above `MAX_SEQNO - 1` (the largest seqno marks range ends, see
+    /// [`range_end_key`]), or bounds over [`MAX_ENTRY_SIZE`]. Two tombstones with the same
+    /// start and seqno are stored as one covering both.
+    pub fn add_range_tombstone(&mut self, start: &[u8], end: &[u8], seqno: SeqNo) -> Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let bad = |why: String| {
+            Err(Error::invalid_argument(format!(
+                "table {}: range tombstone {why}",
+                self.path.display()
+            )))
+        };
+        if start >= end {
+            return bad(format!(
+                "[{:?}, {:?}) is empty or inverted",
+                String::from_utf8_lossy(start),
+                String::from_utf8_lossy(end)
+            ));
+        }
+        if seqno >= MAX_SEQNO {
+            return bad(format!("seqno {seqno} is not below {MAX_SEQNO}"));
+        }
+        if start.len().saturating_add(end.len()) > MAX_ENTRY_SIZE {
+            return bad(format!("bounds exceed {MAX_ENTRY_SIZE} bytes"));
+        }
+        self.tombstones.push(RangeTombstone::new(start, end, seqno));
+        Ok(())
+    }
+
+    /// Range tombstones added so far.
+    pub fn range_tombstones(&self) -> usize {
+        self.tombstones.len()
     }
 
     fn record<T>(&mut self, r: Result<T>) -> Result<T> {
@@ -236,7 +285,13 @@ impl TableWriter {
 
     /// Approximate size of the file if finished now.
     pub fn estimated_file_size(&self) -> u64 {
+        let tombstones: usize = self
+            .tombstones
+            .iter()
+            .map(|t| t.start.len() + t.end.len() + 16)
+            .sum();
         self.sink.offset
+            + tombstones as u64
             + self.data_block.estimated_size() as u64
             + self.index_block.estimated_size() as u64
             + (self.filter.len() as u64 * u64::from(self.opts.bloom_bits_per_key)) / 8
@@ -244,12 +299,13 @@ impl TableWriter {
             + FOOTER_LEN as u64
     }
 
-    /// Entries added so far.
+    /// Point entries added so far.
     pub fn entries(&self) -> u64 {
         self.props.entries
     }
 
-    /// Writes the last data block, the filter, index and properties blocks and the footer,
+    /// Writes the last data block, the filter, index, range-deletion (if any tombstone was
+    /// added) and properties blocks and the footer,
     /// then fsyncs the file (not its directory: the caller does that). On failure the file is
     /// removed. Returns the table's properties.
     pub fn finish(mut self) -> Result<TableProperties> {
@@ -282,8 +338,34 @@ impl TableWriter {
         let index_handle = self
             .sink
             .write_block(self.index_block.finish(), false, &path)?;
+        let range_del_handle = if self.tombstones.is_empty() {
+            None
+        } else {
+            let block = self.range_del_block();
+            Some(self.sink.write_block(&block, false, &path)?)
+        };
         let p = &mut self.props;
         p.largest_key = self.last_key.clone();
+        for t in &self.tombstones {
+            let start = t.start_key();
+            let end = range_end_key(&t.end);
+            if p.entries == 0 && p.range_deletes == 0 {
+                p.smallest_key = start;
+                p.largest_key = end;
+                p.min_seqno = t.seqno;
+                p.max_seqno = t.seqno;
+            } else {
+                if compare_internal_keys(&start, &p.smallest_key) == Ordering::Less {
+                    p.smallest_key = start;
+                }
+                if compare_internal_keys(&end, &p.largest_key) == Ordering::Greater {
+                    p.largest_key = end;
+                }
+                p.min_seqno = p.min_seqno.min(t.seqno);
+                p.max_seqno = p.max_seqno.max(t.seqno);
+            }
+            p.range_deletes += 1;
+        }
         p.filter_size = filter_handle.size + BLOCK_TRAILER_LEN as u64;
         p.index_size = index_handle.size + BLOCK_TRAILER_LEN as u64;
         p.creation_time = std::time::SystemTime::now()
@@ -295,8 +377,10 @@ impl TableWriter {
             index: index_handle,
             filter: filter_handle,
             properties: props_handle,
+            range_del: range_del_handle,
+            version: FORMAT_VERSION,
         }
-        .encode();
+        .encode()?;
         self.sink.file.write_all(&footer).at("write table", &path)?;
         self.sink.offset += footer.len() as u64;
         self.sink.file.flush().at("write table", &path)?;
@@ -307,6 +391,25 @@ impl TableWriter {
             .at("fsync table", &path)?;
         self.props.file_size = self.sink.offset;
         Ok(self.props.clone())
+    }
+
+    /// Sorts the tombstones by internal key (start ascending, seqno descending), merges those
+    /// sharing start and seqno, and encodes them as a block (restart interval 1): key =
+    /// `(start, seqno, RangeDelete)`, value = end.
+    fn range_del_block(&mut self) -> Vec<u8> {
+        self.tombstones.sort_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.seqno.cmp(&a.seqno))
+                .then(b.end.cmp(&a.end))
+        });
+        self.tombstones
+            .dedup_by(|later, kept| later.start == kept.start && later.seqno == kept.seqno);
+        let mut block = BlockBuilder::new(1);
+        for t in &self.tombstones {
+            block.add(&t.start_key(), &t.end);
+        }
+        block.finish().to_vec()
     }
 
     /// Stops writing and removes the file.

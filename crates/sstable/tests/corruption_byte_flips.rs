@@ -7,8 +7,9 @@ mod common;
 use std::sync::Arc;
 
 use riptide_common::key::internal_key;
+use riptide_common::range_del::RangeTombstone;
 use riptide_common::{ErrorKind, ValueKind};
-use riptide_sstable::{BlockCache, Compression, Table, TableOptions};
+use riptide_sstable::{BlockCache, Compression, Table, TableOptions, TableWriter};
 
 fn entries() -> common::Entries {
     let mut e = common::Entries::new();
@@ -25,6 +26,26 @@ fn entries() -> common::Entries {
     e
 }
 
+/// Range tombstones written with the entries (so the range-deletion block is flipped too).
+fn tombstones() -> Vec<RangeTombstone> {
+    vec![
+        RangeTombstone::new(&b"k0003"[..], &b"k0009"[..], 70),
+        RangeTombstone::new(&b"k0001"[..], &b"k0002"[..], 20),
+        RangeTombstone::new(&b"k0050"[..], &b"z"[..], 90),
+    ]
+}
+
+fn write(path: &std::path::Path, entries: &common::Entries, opts: TableOptions) {
+    let mut w = TableWriter::create(path, opts).unwrap();
+    for (k, v) in entries {
+        w.add(k, v).unwrap();
+    }
+    for t in tombstones() {
+        w.add_range_tombstone(&t.start, &t.end, t.seqno).unwrap();
+    }
+    w.finish().unwrap();
+}
+
 /// Opens and reads the whole table; Ok only if everything read equals `expected`.
 fn open_and_read(
     path: &std::path::Path,
@@ -32,6 +53,13 @@ fn open_and_read(
     cache: Option<Arc<BlockCache>>,
 ) -> riptide_common::Result<()> {
     let t = Table::open(path, cache)?;
+    let mut want = tombstones();
+    want.sort_by(|a, b| a.start.cmp(&b.start));
+    assert_eq!(
+        *t.range_tombstones()?,
+        want,
+        "flip went unnoticed and changed the range tombstones"
+    );
     let read = common::read_everything(&t)?;
     for (k, _) in expected {
         let uk = riptide_common::key::user_key(k);
@@ -45,7 +73,7 @@ fn flip_every_byte(opts: TableOptions) {
     let dir = tempfile::tempdir().unwrap();
     let expected = entries();
     let good = dir.path().join("good.sst");
-    common::write_table(&good, &expected, opts);
+    write(&good, &expected, opts);
     let bytes = std::fs::read(&good).unwrap();
     open_and_read(&good, &expected, None).unwrap();
     let bad = dir.path().join("bad.sst");

@@ -17,7 +17,6 @@ fn kind(k: u8) -> ValueKind {
     match k % 8 {
         0 => ValueKind::Delete,
         1 => ValueKind::SingleDelete,
-        2 => ValueKind::RangeDelete,
         _ => ValueKind::Put,
     }
 }

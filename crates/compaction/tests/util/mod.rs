@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use riptide_common::key::{internal_key, parse_internal_key};
+use riptide_common::range_del::RangeTombstone;
 use riptide_common::{InternalIterator, SeqNo, ValueKind};
 use riptide_compaction::{FileMeta, TableHandle, table_file_path};
 use riptide_sstable::{TableOptions, TableWriter};
@@ -36,6 +37,16 @@ pub fn sdel(k: &str, s: SeqNo) -> Entry {
 
 /// Writes `entries` (any order) as table `number` in `dir` and opens it.
 pub fn write_table(dir: &Path, number: u64, entries: &[Entry]) -> Arc<TableHandle> {
+    write_table_with_ranges(dir, number, entries, &[])
+}
+
+/// [`write_table`] with range tombstones.
+pub fn write_table_with_ranges(
+    dir: &Path,
+    number: u64,
+    entries: &[Entry],
+    ranges: &[RangeTombstone],
+) -> Arc<TableHandle> {
     let mut v: Vec<(Vec<u8>, Vec<u8>)> = entries
         .iter()
         .map(|(k, s, kind, val)| (internal_key(k, *s, *kind), val.clone()))
@@ -45,6 +56,9 @@ pub fn write_table(dir: &Path, number: u64, entries: &[Entry]) -> Arc<TableHandl
     let mut w = TableWriter::create(&path, TableOptions::default()).unwrap();
     for (k, val) in &v {
         w.add(k, val).unwrap();
+    }
+    for t in ranges {
+        w.add_range_tombstone(&t.start, &t.end, t.seqno).unwrap();
     }
     let p = w.finish().unwrap();
     let meta = FileMeta {
@@ -116,8 +130,18 @@ pub fn add_table(
     level: usize,
     entries: &[Entry],
 ) -> Arc<TableHandle> {
+    add_table_with_ranges(vs, level, entries, &[])
+}
+
+/// [`add_table`] with range tombstones.
+pub fn add_table_with_ranges(
+    vs: &mut riptide_compaction::VersionSet,
+    level: usize,
+    entries: &[Entry],
+    ranges: &[RangeTombstone],
+) -> Arc<TableHandle> {
     let n = vs.new_file_number();
-    let t = write_table(vs.dir(), n, entries);
+    let t = write_table_with_ranges(vs.dir(), n, entries, ranges);
     vs.apply_with_tables(
         vec![riptide_compaction::VersionEdit::AddFile {
             cf: 0,
