@@ -271,6 +271,7 @@ pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
         &c.compaction_tombstones_dropped,
         output.stats.tombstones_dropped,
     );
+    Counters::add(&c.compaction_range_deleted, output.stats.range_deleted);
     let mut bg = db.bg.lock();
     bg.pending_compaction = true;
     db.bg_cv.notify_all();

@@ -6,17 +6,6 @@ use riptide_common::{CfId, Error, Result};
 
 use crate::cf::ColumnFamily;
 
-/// Whether range tombstones survive a memtable flush (and hence reopen, which flushes what the
-/// WAL replays). **False in phase 1 of range deletes**: range tombstones work in memtables for
-/// every read (`get`, iterators, snapshots), but flush does not write them to tables yet, so
-/// after a flush or a reopen the keys they deleted would come back. While it is false,
-/// [`crate::Db::delete_range`], [`crate::Db::delete_range_cf`] and [`crate::Db::write`] of a
-/// batch holding a range delete fail with `ErrorKind::NotSupported`; only tests reach the
-/// machinery, through [`crate::Db::delete_range_unpersisted_for_tests`] and
-/// [`WriteBatch::allow_unpersisted_range_deletes_for_tests`]. Flip it when phase 2 (range
-/// tombstones in flush, the table format and compaction) lands.
-pub(crate) const RANGE_DELETES_PERSISTED: bool = false;
-
 /// A group of writes that [`crate::Db::write`] applies atomically: after a crash either all
 /// of them are there or none. Entries apply in order, so a later write to a key wins.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,8 +15,6 @@ pub struct WriteBatch {
     range_deletes: usize,
     /// Why the batch cannot be written (the first inverted range), if so.
     invalid: Option<String>,
-    /// Test-only: write range deletes although they are not persisted yet.
-    allow_unpersisted: bool,
 }
 
 impl WriteBatch {
@@ -55,18 +42,16 @@ impl WriteBatch {
     }
 
     /// Deletes every key `k` with `start <= k < end` in the default column family (see
-    /// [`crate::Db::delete_range`], which says what is not supported yet).
+    /// [`crate::Db::delete_range`]).
     pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> &mut Self {
         self.delete_range_in(riptide_common::DEFAULT_CF_ID, start, end)
     }
 
     /// Deletes every key `k` with `start <= k < end` in `cf`: one range tombstone, whatever
     /// the number of keys. An empty range (`start == end`) deletes nothing; an inverted one
-    /// (`start > end`) makes [`crate::Db::write`] fail with `InvalidArgument`.
-    ///
-    /// **Not supported yet** (phase 1 of range deletes): [`crate::Db::write`] refuses a batch
-    /// holding a range delete with `ErrorKind::NotSupported` until flush persists range
-    /// tombstones.
+    /// (`start > end`) makes [`crate::Db::write`] fail with `InvalidArgument`. The tombstone
+    /// is persisted like any write (WAL, then flush and compaction carry it in the tables'
+    /// range-deletion blocks until it has deleted what it covers).
     pub fn delete_range_cf(&mut self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> &mut Self {
         self.delete_range_in(cf.id(), start, end)
     }
@@ -85,33 +70,16 @@ impl WriteBatch {
         self
     }
 
-    /// Lets [`crate::Db::write`] apply this batch's range deletes although range tombstones do
-    /// not survive a flush or a reopen yet. **For tests of the in-memory range-delete
-    /// machinery only**, on databases that never flush: after a flush (or a reopen, which
-    /// flushes) the deleted keys come back. Goes away when range deletes are persisted.
-    #[doc(hidden)]
-    pub fn allow_unpersisted_range_deletes_for_tests(&mut self) -> &mut Self {
-        self.allow_unpersisted = true;
-        self
-    }
-
     /// Number of range deletes requested (empty ones included).
     pub fn range_delete_count(&self) -> usize {
         self.range_deletes
     }
 
     /// Whether [`crate::Db::write`] may apply this batch as far as range deletes go:
-    /// `NotSupported` while range tombstones are not persisted (see
-    /// [`RANGE_DELETES_PERSISTED`]), `InvalidArgument` for an inverted range.
+    /// `InvalidArgument` for an inverted range.
     pub(crate) fn check_range_deletes(&self) -> Result<()> {
         if self.range_deletes == 0 {
             return Ok(());
-        }
-        if !RANGE_DELETES_PERSISTED && !self.allow_unpersisted {
-            return Err(Error::not_supported(
-                "range deletes are not supported yet: range tombstones are not written to \
-                 tables at flush, so deleted keys would reappear after a flush or a reopen",
-            ));
         }
         match &self.invalid {
             Some(why) => Err(Error::invalid_argument(why.clone())),

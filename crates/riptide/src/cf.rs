@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use parking_lot::RwLock;
 use riptide_common::key::user_key;
 use riptide_common::merge::MergingIterator;
-use riptide_common::range_del::RangeTombstoneSet;
+use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{BoxedIterator, CfId, Result, SeqNo, ValueKind};
 use riptide_compaction::{TableHandle, Version};
 use riptide_memtable::Memtable;
@@ -57,9 +57,24 @@ pub struct KeyVersion {
     pub value_len: usize,
 }
 
-/// True when `key` lies within the user-key range of a table.
+/// True when `key` lies within the key range of a table (its entries and range tombstones;
+/// a largest key that is a range end is exclusive).
 fn covers(handle: &TableHandle, key: &[u8]) -> bool {
-    user_key(&handle.meta.smallest) <= key && key <= user_key(&handle.meta.largest)
+    handle.meta.contains_user_key(key)
+}
+
+/// Folds the range tombstones of `handle` covering `key` (seqno <= `snapshot`) into
+/// `covered`; a table without range tombstones costs one branch.
+#[inline]
+fn fold_table_tombstones(
+    covered: &mut Option<SeqNo>,
+    handle: &TableHandle,
+    key: &[u8],
+    snapshot: SeqNo,
+) {
+    if handle.table.has_range_tombstones() {
+        *covered = (*covered).max(handle.table.max_covering_tombstone_seqno(key, snapshot));
+    }
 }
 
 impl CfView {
@@ -75,8 +90,8 @@ impl CfView {
     /// covering `key` in the sources consulted so far. A tombstone hides older versions in its
     /// own source and in every older one, so the version found is deleted iff `covered`
     /// exceeds its seqno. A source whose newest seqno is below `covered` is skipped unread.
-    /// Without range tombstones anywhere this costs one atomic load per memtable, nothing
-    /// more. Tables carry none yet (phase 2 adds them, see the hook below).
+    /// Without range tombstones anywhere this costs one atomic load per memtable and one
+    /// branch per table consulted, nothing more.
     pub(crate) fn get(&self, key: &[u8], snapshot: SeqNo) -> Result<Option<Vec<u8>>> {
         let mut covered: Option<SeqNo> = None;
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
@@ -92,11 +107,10 @@ impl CfView {
                 return Ok(found);
             }
         }
-        // Phase 2 hook: before reading a table, fold its range tombstones covering `key`
-        // (seqno <= snapshot) into `covered`, as for memtables above.
         let mut levels = self.levels().iter();
         if let Some(l0) = levels.next() {
             for handle in l0.iter().filter(|h| covers(h, key)) {
+                fold_table_tombstones(&mut covered, handle, key, snapshot);
                 if hidden_below(covered, Some(handle.meta.max_seqno)) {
                     continue;
                 }
@@ -106,11 +120,14 @@ impl CfView {
             }
         }
         for level in levels {
-            // Sorted, non-overlapping: the only candidate is the first table whose largest
-            // user key is >= key.
-            let i = level.partition_point(|h| user_key(&h.meta.largest) < key);
-            if let Some(handle) = level.get(i).filter(|h| covers(h, key))
-                && !hidden_below(covered, Some(handle.meta.max_seqno))
+            // Sorted, non-overlapping: the only candidate is the first table that does not
+            // end before the key.
+            let i = level.partition_point(|h| h.meta.ends_before(key));
+            let Some(handle) = level.get(i).filter(|h| covers(h, key)) else {
+                continue;
+            };
+            fold_table_tombstones(&mut covered, handle, key, snapshot);
+            if !hidden_below(covered, Some(handle.meta.max_seqno))
                 && let Some(v) = handle.table.get(key, snapshot)?
             {
                 return Ok(resolve(covered, v.seqno, v.kind, &v.value));
@@ -119,19 +136,23 @@ impl CfView {
         Ok(None)
     }
 
-    /// The range tombstones of every source visible at `snapshot`, fragmented into one set;
-    /// `None` when there is none (the iterator's fast path). Memtables only for now.
-    ///
-    /// Phase 2 hook: add the range tombstones of every table of the view here (each table's
-    /// fragmented list, filtered by `snapshot`). Call this only after loading `snapshot`
-    /// (every tombstone at or below it is then in its memtable).
+    /// The range tombstones of every source (memtables and tables) visible at `snapshot`,
+    /// fragmented into one set; `None` when there is none (the iterator's fast path: tables
+    /// without tombstones cost one branch each). Call this only after loading `snapshot`
+    /// (every tombstone at or below it is then in its memtable or table).
     pub(crate) fn range_tombstone_set(&self, snapshot: SeqNo) -> Option<Arc<RangeTombstoneSet>> {
-        let mut sets: Vec<Arc<RangeTombstoneSet>> = std::iter::once(&self.mem)
+        let mems = std::iter::once(&self.mem)
             .chain(self.imms.iter())
             .filter(|m| m.has_range_tombstones())
-            .map(|m| m.range_tombstone_set(snapshot))
-            .filter(|s| !s.is_empty())
-            .collect();
+            .map(|m| m.range_tombstone_set(snapshot));
+        let tables = self
+            .levels()
+            .iter()
+            .flatten()
+            .filter(|h| h.table.has_range_tombstones())
+            .map(|h| h.table.range_tombstone_set(snapshot));
+        let mut sets: Vec<Arc<RangeTombstoneSet>> =
+            mems.chain(tables).filter(|s| !s.is_empty()).collect();
         match sets.len() {
             0 => None,
             1 => sets.pop(),
@@ -161,7 +182,7 @@ impl CfView {
             .any(|m| newer(m.min_seqno(), m.max_seqno()))
             || self.levels().iter().flatten().any(|h| {
                 user_key(&h.meta.smallest) < end
-                    && user_key(&h.meta.largest) >= start
+                    && !h.meta.ends_before(start)
                     && newer(Some(h.meta.min_seqno), Some(h.meta.max_seqno))
             })
     }
@@ -193,11 +214,13 @@ impl CfView {
             }
             Ok(())
         }
-        fn range_deletes(source: &str, mem: &Memtable, key: &[u8], out: &mut Vec<KeyVersion>) {
-            if !mem.has_range_tombstones() {
-                return;
-            }
-            for t in mem.range_tombstones().iter().filter(|t| t.contains(key)) {
+        fn range_deletes<'a>(
+            source: &str,
+            tombstones: impl Iterator<Item = &'a RangeTombstone>,
+            key: &[u8],
+            out: &mut Vec<KeyVersion>,
+        ) {
+            for t in tombstones.filter(|t| t.contains(key)) {
                 out.push(KeyVersion {
                     source: format!(
                         "{source} range [{}, {})",
@@ -211,22 +234,27 @@ impl CfView {
             }
         }
         let mut out = Vec::new();
+        let mem_range_deletes = |source: &str, mem: &Memtable, out: &mut Vec<KeyVersion>| {
+            if mem.has_range_tombstones() {
+                range_deletes(source, mem.range_tombstones().iter(), key, out);
+            }
+        };
         let source = format!("memtable {}", self.mem.id());
-        range_deletes(&source, &self.mem, key, &mut out);
+        mem_range_deletes(&source, &self.mem, &mut out);
         collect(source, &mut self.mem.iter(), key, &mut out)?;
         for m in &self.imms {
             let source = format!("frozen memtable {}", m.id());
-            range_deletes(&source, m, key, &mut out);
+            mem_range_deletes(&source, m, &mut out);
             collect(source, &mut m.iter(), key, &mut out)?;
         }
         for (level, files) in self.levels().iter().enumerate() {
             for h in files {
-                collect(
-                    format!("L{level} table {}", h.meta.number),
-                    &mut h.iter(),
-                    key,
-                    &mut out,
-                )?;
+                let source = format!("L{level} table {}", h.meta.number);
+                if h.table.has_range_tombstones() {
+                    let tombstones = h.table.range_tombstones()?;
+                    range_deletes(&source, tombstones.iter(), key, &mut out);
+                }
+                collect(source, &mut h.iter(), key, &mut out)?;
             }
         }
         Ok(out)

@@ -215,8 +215,8 @@ impl Db {
         cf.data.view().key_versions(key)
     }
 
-    /// Applies every write of `batch` atomically. A batch holding a range delete fails with
-    /// `NotSupported` for now (see [`Db::delete_range`]).
+    /// Applies every write of `batch` atomically. Fails with `InvalidArgument` if a range
+    /// delete in it has `start > end`.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         batch.check_range_deletes()?;
         self.inner.write_raw(batch.raw)
@@ -235,40 +235,21 @@ impl Db {
     /// prefix). Keys written after it in the range are live. An empty range (`start == end`)
     /// deletes nothing; `start > end` fails with `InvalidArgument`.
     ///
-    /// **Not supported yet: always fails with `ErrorKind::NotSupported`.** Phase 1 of range
-    /// deletes implements them in memtables and on every read path, but a flush does not
-    /// write range tombstones to tables yet, so the deleted keys would come back after a flush
-    /// or a reopen. The engine accepts range deletes once phase 2 (flush, table format,
-    /// compaction) lands.
+    /// The tombstone is durable like any write (WAL, then flushed into tables); compaction
+    /// drops the versions it covers, and drops the tombstone itself at the bottom level once
+    /// no snapshot needs it.
     pub fn delete_range_cf(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete_range_cf(cf, start, end);
         self.write(b)
     }
 
-    /// [`Db::delete_range_cf`] without the phase-1 refusal. **For tests only**, on databases
-    /// that never flush (a large write buffer, no [`Db::flush`], no reopen): range tombstones
-    /// are lost at flush, and reopening flushes what the WAL replays. Goes away when range
-    /// deletes are persisted.
-    #[doc(hidden)]
-    pub fn delete_range_unpersisted_for_tests(
-        &self,
-        cf: &ColumnFamily,
-        start: &[u8],
-        end: &[u8],
-    ) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.allow_unpersisted_range_deletes_for_tests()
-            .delete_range_cf(cf, start, end);
-        self.write(b)
-    }
-
     /// Takes a snapshot of the current state. Reads through it see exactly what was
     /// committed before this call, for as long as it lives.
     pub fn snapshot(&self) -> Snapshot {
-        // Registered under the snapshot lock: a compaction that reads the list afterwards
-        // keeps what this snapshot needs; one that read it before only dropped versions
-        // shadowed at or below the sequence number read here.
+        // A compaction that read the snapshot list before this registration only holds
+        // inputs at or below the sequence number read here (everything written before), so
+        // whatever it drops was already shadowed for this snapshot too.
         let seqno = self.inner.last_seqno.load(Ordering::Acquire);
         self.inner.snapshots.register(seqno)
     }
@@ -850,6 +831,7 @@ impl DbInner {
             memtable_bytes,
             immutable_memtables,
             compaction_tombstones_dropped: get(&c.compaction_tombstones_dropped),
+            compaction_range_deleted: get(&c.compaction_range_deleted),
             pending_compaction_bytes,
             running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,

@@ -6,7 +6,9 @@
 //! The current entry is copied out, so moving the merged cursor never invalidates it.
 //!
 //! Range tombstones: the iterator fragments every range tombstone visible at its snapshot
-//! into one [`RangeTombstoneSet`] when it is made (none: no range-tombstone work at all) and
+//! (memtables and tables alike; a table's are pinned in memory, see
+//! [`riptide_sstable::Table::range_tombstone_set`]) into one [`RangeTombstoneSet`] when it is
+//! made (none: no range-tombstone work at all) and
 //! walks it with a [`RangeTombstoneCursor`] in step with the merged cursor. The newest visible
 //! version of a key is deleted when a fragment covering the key has a larger seqno. When no
 //! source can hold a version newer than that fragment inside it (see
@@ -392,9 +394,9 @@ impl DbIterator {
 
 #[cfg(test)]
 mod tests {
-    //! Several memtables (active + frozen) with range tombstones: the engine cannot hold
-    //! frozen memtables without flushing them, and flush drops range tombstones until phase 2,
-    //! so `get` and the iterator over several memtables are checked here on hand-made views.
+    //! Several memtables (active + frozen) with range tombstones: the engine flushes frozen
+    //! memtables soon after they freeze, so `get` and the iterator over several memtables are
+    //! checked here on hand-made views.
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
     use std::collections::BTreeMap;

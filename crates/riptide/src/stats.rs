@@ -16,6 +16,7 @@ pub(crate) struct Counters {
     pub(crate) compaction_bytes_read: AtomicU64,
     pub(crate) compaction_bytes_written: AtomicU64,
     pub(crate) compaction_tombstones_dropped: AtomicU64,
+    pub(crate) compaction_range_deleted: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,
@@ -84,6 +85,8 @@ pub struct Statistics {
     pub compaction_bytes_written: u64,
     /// Tombstones compactions removed for good.
     pub compaction_tombstones_dropped: u64,
+    /// Versions compactions dropped because a range delete covered them.
+    pub compaction_range_deleted: u64,
     /// Estimated bytes compaction must still rewrite (drives write back-pressure).
     pub pending_compaction_bytes: u64,
     /// Compactions running now.

@@ -1,8 +1,8 @@
-//! Range deletes, phase 1: range tombstones in memtables, seen by every read path.
+//! Range deletes: range tombstones in memtables, seen by every read path, then persisted by
+//! flush, carried down by compaction (dropping what they cover) and kept across reopen.
 //!
-//! Every database here never flushes (huge write buffers): flush does not persist range
-//! tombstones until phase 2, which is also why the public API refuses them for now (first
-//! test) and the rest go through the test-only entry points.
+//! Most databases here never flush (huge write buffers), to test the memtable read paths;
+//! the tests at the end flush, compact and reopen.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(
@@ -15,6 +15,7 @@
 use std::sync::Arc;
 
 use riptide::{ColumnFamily, Db, ErrorKind, Options, ReadOptions, SyncMode, WriteBatch};
+use riptide_common::ValueKind;
 
 fn memtable_only() -> Options {
     Options::default()
@@ -38,8 +39,7 @@ fn v(i: u32, round: u32) -> Vec<u8> {
 }
 
 fn delete_range(db: &Db, start: &[u8], end: &[u8]) {
-    db.delete_range_unpersisted_for_tests(&db.default_cf(), start, end)
-        .unwrap();
+    db.delete_range(start, end).unwrap();
 }
 
 fn keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
@@ -70,26 +70,21 @@ fn ks(range: impl IntoIterator<Item = u32>) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn public_api_refuses_range_deletes_until_they_are_persisted() {
+fn public_api_writes_range_deletes() {
     let (_dir, db) = open();
     db.put(b"a", b"1").unwrap();
+    db.put(b"c", b"3").unwrap();
     let seq = db.latest_seqno();
-    let e = db.delete_range(b"a", b"z").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("flush"), "{e}");
-    let e = db
-        .delete_range_cf(&db.default_cf(), b"a", b"a")
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    db.delete_range(b"a", b"b").unwrap();
+    assert_eq!(db.latest_seqno(), seq + 1);
+    db.delete_range_cf(&db.default_cf(), b"a", b"a").unwrap();
     let mut b = WriteBatch::new();
-    b.put(b"b", b"2").delete_range(b"a", b"z");
+    b.put(b"b", b"2").delete_range(b"c", b"z");
     assert_eq!(b.range_delete_count(), 1);
-    let e = db.write(b).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    // Nothing of the refused writes happened.
-    assert_eq!(db.latest_seqno(), seq);
-    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
-    assert_eq!(db.get(b"b").unwrap(), None);
+    db.write(b).unwrap();
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(db.get(b"c").unwrap(), None);
     db.close().unwrap();
 }
 
@@ -264,8 +259,7 @@ fn put_inside_a_deleted_range_is_live() {
 fn order_inside_one_batch_decides() {
     let (_dir, db) = open();
     let mut b = WriteBatch::new();
-    b.allow_unpersisted_range_deletes_for_tests()
-        .put(b"a1", b"x")
+    b.put(b"a1", b"x")
         .put(b"a2", b"x")
         .delete_range(b"a", b"b") // after a1, a2: deletes them
         .put(b"a3", b"y"); // after the range delete: live
@@ -351,14 +345,10 @@ fn empty_range_is_a_no_op_and_inverted_range_is_invalid() {
     delete_range(&db, b"m", b"m");
     assert_eq!(db.get(b"m").unwrap(), Some(b"1".to_vec()));
     assert_eq!(db.latest_seqno(), seq, "an empty range writes nothing");
-    let e = db
-        .delete_range_unpersisted_for_tests(&db.default_cf(), b"z", b"a")
-        .unwrap_err();
+    let e = db.delete_range(b"z", b"a").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     let mut b = WriteBatch::new();
-    b.allow_unpersisted_range_deletes_for_tests()
-        .put(b"n", b"2")
-        .delete_range(b"z", b"a");
+    b.put(b"n", b"2").delete_range(b"z", b"a");
     let e = db.write(b).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert_eq!(db.get(b"n").unwrap(), None, "the whole batch was refused");
@@ -382,11 +372,9 @@ fn column_families_are_independent() {
         db.put(&k(i), &v(i, 0)).unwrap();
         db.put_cf(&other, &k(i), &v(i, 0)).unwrap();
     }
-    db.delete_range_unpersisted_for_tests(&other, &k(0), &k(5))
-        .unwrap();
+    db.delete_range_cf(&other, &k(0), &k(5)).unwrap();
     let mut b = WriteBatch::new();
-    b.allow_unpersisted_range_deletes_for_tests()
-        .delete_range_cf(&other, &k(8), &k(20));
+    b.delete_range_cf(&other, &k(8), &k(20));
     db.write(b).unwrap();
     assert_eq!(keys(&db, ReadOptions::default()), ks(0..10));
     let mut it = db.iter_cf(&other, ReadOptions::default()).unwrap();
@@ -415,13 +403,7 @@ fn readers_race_with_range_deletes() {
         s.spawn(move || {
             for round in 0..200u32 {
                 let start = (round * 37) % 1990;
-                writer
-                    .delete_range_unpersisted_for_tests(
-                        &writer.default_cf(),
-                        &k(start),
-                        &k(start + 10),
-                    )
-                    .unwrap();
+                writer.delete_range(&k(start), &k(start + 10)).unwrap();
                 writer.put(&k(start + 3), &v(start + 3, round + 1)).unwrap();
             }
         });
@@ -443,12 +425,10 @@ fn readers_race_with_range_deletes() {
     Arc::into_inner(db).unwrap().close().unwrap();
 }
 
-/// Phase 2: reopen replays the WAL through `Memtable::insert`, which puts each range delete
-/// back into its memtable's range-tombstone store, then flushes the replayed memtables; flush
-/// does not write range tombstones yet, so the deleted keys come back. Un-ignore when flush
-/// persists range tombstones (and `RANGE_DELETES_PERSISTED` flips).
+/// Reopen replays the WAL through `Memtable::insert`, which puts each range delete back into
+/// its memtable's range-tombstone store, then flushes the replayed memtables: the tombstones
+/// go to the new L0 table's range-deletion block.
 #[test]
-#[ignore = "phase 2: flush (run by reopen) does not persist range tombstones yet"]
 fn range_deletes_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
@@ -464,5 +444,193 @@ fn range_deletes_survive_reopen() {
     assert_eq!(keys(&db, ReadOptions::default()), ks([0, 1, 5, 8, 9]));
     assert_eq!(db.get(&k(3)).unwrap(), None);
     assert_eq!(db.get(&k(5)).unwrap(), Some(v(5, 1)));
+    db.close().unwrap();
+}
+
+/// Small memtables and levels, so data moves down the tree.
+fn small_tree() -> Options {
+    Options::default()
+        .sync_mode(SyncMode::None)
+        .write_buffer_size(16 << 10)
+        .l0_compaction_trigger(2)
+        .target_file_size(16 << 10)
+        .block_size(1024)
+        .max_bytes_for_level_base(64 << 10)
+        .num_levels(4)
+        .max_subcompactions(2)
+}
+
+fn range_delete_versions(db: &Db, key: &[u8]) -> usize {
+    db.key_versions(&db.default_cf(), key)
+        .unwrap()
+        .iter()
+        .filter(|v| v.kind == ValueKind::RangeDelete)
+        .count()
+}
+
+#[test]
+fn a_memtable_holding_only_a_range_delete_is_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    for i in 0..10 {
+        db.put(&k(i), &v(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    delete_range(&db, &k(3), &k(7));
+    db.flush().unwrap();
+    // The tombstone now lives in an L0 table of its own.
+    let versions = db.key_versions(&db.default_cf(), &k(4)).unwrap();
+    assert!(
+        versions
+            .iter()
+            .any(|v| v.kind == ValueKind::RangeDelete && v.source.starts_with("L0 table")),
+        "{versions:?}"
+    );
+    assert_eq!(db.statistics().levels[0].files, 2);
+    assert_eq!(keys(&db, ReadOptions::default()), ks([0, 1, 2, 7, 8, 9]));
+    assert_eq!(
+        keys_rev(&db, ReadOptions::default()),
+        ks([0, 1, 2, 7, 8, 9])
+    );
+    assert_eq!(db.get(&k(3)).unwrap(), None);
+    assert_eq!(db.get(&k(7)).unwrap(), Some(v(7, 0)));
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    assert_eq!(keys(&db, ReadOptions::default()), ks([0, 1, 2, 7, 8, 9]));
+    db.close().unwrap();
+}
+
+/// A big range delete, then `compact_range`: with a snapshot taken before the delete alive,
+/// everything stays readable through it across flushes and compactions; once it is released,
+/// compacting leaves neither a covered entry nor a tombstone on disk; and a reopen changes
+/// nothing.
+#[test]
+fn big_range_delete_then_compact_range_leaves_nothing_covered() {
+    const N: u32 = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    for round in 0..2 {
+        for i in 0..N {
+            if round == 0 || i % 3 == 0 {
+                db.put(&k(i), &v(i, round)).unwrap();
+            }
+        }
+    }
+    db.flush().unwrap();
+    let expected_old: Vec<(Vec<u8>, Vec<u8>)> = (0..N)
+        .map(|i| (k(i), v(i, if i % 3 == 0 { 1 } else { 0 })))
+        .collect();
+    let entries = |db: &Db, opts: ReadOptions<'_>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut it = db.iter(opts).unwrap();
+        it.seek_to_first().unwrap();
+        let mut out = Vec::new();
+        while it.valid() {
+            out.push((it.key().to_vec(), it.value().to_vec()));
+            it.next().unwrap();
+        }
+        out
+    };
+    let before = db.snapshot();
+    delete_range(&db, &k(1_000), &k(19_000));
+    // Some writes inside the range after the delete: they stay.
+    for i in (5_000..6_000).step_by(100) {
+        db.put(&k(i), &v(i, 9)).unwrap();
+    }
+    let live: Vec<u32> = (0..1_000)
+        .chain((5_000..6_000).step_by(100))
+        .chain(19_000..N)
+        .collect();
+    let check_now = |db: &Db| {
+        assert_eq!(keys(db, ReadOptions::default()), ks(live.iter().copied()));
+        assert_eq!(db.get(&k(1_000)).unwrap(), None);
+        assert_eq!(db.get(&k(5_100)).unwrap(), Some(v(5_100, 9)));
+        assert_eq!(db.get(&k(18_999)).unwrap(), None);
+        assert_eq!(db.get(&k(19_000)).unwrap(), Some(v(19_000, 0)));
+    };
+    check_now(&db);
+    let check_before = |db: &Db| {
+        let opts = || ReadOptions::default().snapshot(&before);
+        assert_eq!(entries(db, opts()), expected_old);
+        for i in [0, 1_000, 3_333, 5_100, 18_999, 19_000] {
+            let want = expected_old[i as usize].1.clone();
+            assert_eq!(
+                db.get_cf_opt(&db.default_cf(), &k(i), &opts()).unwrap(),
+                Some(want),
+                "key {i} at the old snapshot"
+            );
+        }
+    };
+    check_before(&db);
+    db.flush().unwrap();
+    check_now(&db);
+    check_before(&db);
+    db.compact_range(&db.default_cf(), None).unwrap();
+    check_now(&db);
+    check_before(&db);
+    // The snapshot needs the covered data and so the tombstone.
+    assert!(range_delete_versions(&db, &k(2_000)) > 0);
+    assert!(db.key_versions(&db.default_cf(), &k(2_000)).unwrap().len() >= 2);
+    drop(before);
+
+    db.compact_range(&db.default_cf(), None).unwrap();
+    check_now(&db);
+    let stats = db.statistics();
+    let files: usize = stats.levels.iter().map(|l| l.files).sum();
+    assert!(files > 0);
+    assert!(stats.compactions > 0);
+    assert!(
+        stats.compaction_range_deleted > 0,
+        "compaction dropped nothing under the range delete: {stats}"
+    );
+    for i in (1_000..19_000).step_by(37).chain([5_100, 5_101, 18_999]) {
+        let versions = db.key_versions(&db.default_cf(), &k(i)).unwrap();
+        let live = (5_000..6_000).contains(&i) && i % 100 == 0;
+        if live {
+            assert_eq!(versions.len(), 1, "key {i}: {versions:?}");
+            assert_eq!(versions[0].kind, ValueKind::Put, "key {i}: {versions:?}");
+        } else {
+            assert!(versions.is_empty(), "key {i}: {versions:?}");
+        }
+    }
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    check_now(&db);
+    assert_eq!(range_delete_versions(&db, &k(2_000)), 0);
+    db.close().unwrap();
+}
+
+/// Range deletes written while data keeps flowing through flushes and compactions (several
+/// levels, subcompactions): reads always match a model, across a reopen too.
+#[test]
+fn range_deletes_under_background_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    let mut model = std::collections::BTreeMap::new();
+    for round in 0..6u32 {
+        for i in 0..3_000u32 {
+            let i = (i * 7 + round * 13) % 3_000;
+            db.put(&k(i), &v(i, round)).unwrap();
+            model.insert(k(i), v(i, round));
+        }
+        let start = (round * 419) % 2_500;
+        let end = start + 100 + round * 50;
+        delete_range(&db, &k(start), &k(end));
+        model.retain(|key, _| !(key.as_slice() >= k(start).as_slice() && key < &k(end)));
+        if round % 2 == 1 {
+            db.flush().unwrap();
+        }
+        let expected: Vec<Vec<u8>> = model.keys().cloned().collect();
+        assert_eq!(keys(&db, ReadOptions::default()), expected, "round {round}");
+    }
+    let expected: Vec<Vec<u8>> = model.keys().cloned().collect();
+    assert_eq!(keys_rev(&db, ReadOptions::default()), expected);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small_tree()).unwrap();
+    assert_eq!(keys(&db, ReadOptions::default()), expected);
+    for i in (0..3_000).step_by(11) {
+        assert_eq!(db.get(&k(i)).unwrap().as_ref(), model.get(&k(i)), "key {i}");
+    }
+    db.compact_range(&db.default_cf(), None).unwrap();
+    assert_eq!(keys(&db, ReadOptions::default()), expected);
     db.close().unwrap();
 }

@@ -1,16 +1,12 @@
-//! Property test for range deletes (phase 1: range tombstones live in memtables only).
+//! Property test for range deletes.
 //!
 //! Random sequences of puts, deletes, single deletes and range deletes (single writes and
 //! inside batches), snapshots, point reads, bounded scans both ways, seeks and random walks
-//! that switch direction, checked against a `BTreeMap` model after every read.
-//!
-//! The database never flushes (huge write buffers, no `flush`, no reopen): until phase 2
-//! writes range tombstones to tables, a flush, and a reopen (which flushes what the WAL
-//! replays), drop them. The plain model test (`model.rs`) keeps covering flushes, compactions
-//! and reopen without range deletes. Range deletes go through the test-only entry points
-//! (`Db::delete_range_unpersisted_for_tests`,
-//! `WriteBatch::allow_unpersisted_range_deletes_for_tests`), since the public API refuses them
-//! with `NotSupported` until then.
+//! that switch direction, flushes, reopens and `compact_range`, checked against a `BTreeMap`
+//! model after every read. Tiny write buffers and a tiny level base make flushes and leveled
+//! compactions (with subcompactions) happen all the time, so range tombstones travel from
+//! memtables to L0 tables and down the levels, get split between output files and dropped at
+//! the bottom.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(
@@ -69,6 +65,10 @@ enum Op {
         to: Option<u8>,
     },
     SeekForPrev(u8),
+    Flush,
+    Reopen,
+    /// `compact_range` over `[key(a), key(b)]`, or everything.
+    CompactRange(Option<(u8, u8)>),
     /// Seek to `start`, then step (`true` = next, `false` = prev), checking every position.
     Walk {
         start: u8,
@@ -103,15 +103,27 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         2 => (0u8..PROBE).prop_map(Op::SeekForPrev),
         3 => (0u8..PROBE, proptest::collection::vec(any::<bool>(), 0..20))
             .prop_map(|(start, steps)| Op::Walk { start, steps }),
+        2 => Just(Op::Flush),
+        1 => Just(Op::Reopen),
+        1 => proptest::option::of((0u8..PROBE, 0u8..12))
+            .prop_map(|r| Op::CompactRange(r.map(|(a, n)| (a, a.saturating_add(n).min(PROBE))))),
     ]
 }
 
-/// Never flushes: everything stays in the first memtable.
+/// Tiny memtables and levels: data (and range tombstones) move down all the time.
 fn options() -> Options {
     Options::default()
         .sync_mode(SyncMode::None)
-        .write_buffer_size(256 << 20)
-        .db_write_buffer_size(1 << 30)
+        .write_buffer_size(2048)
+        .max_immutable_memtables(2)
+        .l0_compaction_trigger(2)
+        .target_file_size(4096)
+        .block_size(256)
+        .max_bytes_for_level_base(8 * 1024)
+        .level_size_ratio(4.0)
+        .num_levels(5)
+        .max_subcompactions(2)
+        .tombstone_min_entries(20)
 }
 
 /// Tracks each key's writes since its last single delete, to know when another single
@@ -150,9 +162,7 @@ impl SingleDeleteGuard {
                     self.since_sd.entry(key(k)).or_default().1 += 1;
                     model.remove(&key(k));
                 }
-                batch
-                    .allow_unpersisted_range_deletes_for_tests()
-                    .delete_range(&key(*a), &key(*b));
+                batch.delete_range(&key(*a), &key(*b));
             }
         }
     }
@@ -250,11 +260,12 @@ fn model_step(model: &Model, pos: &[u8], forward: bool) -> Option<Vec<u8>> {
 
 fn run(ops: Vec<Op>) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options()).unwrap();
+    let mut handle = Some(Db::open(dir.path(), options()).unwrap());
     let mut model = Model::new();
     let mut guard = SingleDeleteGuard::default();
     let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
     for op in ops {
+        let db = handle.as_ref().unwrap();
         match op {
             Op::Write(w) => {
                 let mut b = WriteBatch::new();
@@ -282,7 +293,7 @@ fn run(ops: Vec<Op>) {
             Op::ReadSnapshot(i) => {
                 if !snapshots.is_empty() {
                     let (s, m) = &snapshots[i % snapshots.len()];
-                    check_snapshot_view(&db, s, m);
+                    check_snapshot_view(db, s, m);
                 }
             }
             Op::ReleaseSnapshot(i) => {
@@ -300,9 +311,9 @@ fn run(ops: Vec<Op>) {
                     .filter(|(k, _)| hi.as_ref().is_none_or(|h| *k < h))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let fwd = collect_forward(&db, bounded(from, to));
+                let fwd = collect_forward(db, bounded(from, to));
                 assert_same(&fwd, &expected, &format!("forward scan {from:?}..{to:?}"));
-                let bwd = collect_backward(&db, bounded(from, to));
+                let bwd = collect_backward(db, bounded(from, to));
                 assert_same(&bwd, &expected, &format!("backward scan {from:?}..{to:?}"));
             }
             Op::SeekForPrev(k) => {
@@ -340,23 +351,73 @@ fn run(ops: Vec<Op>) {
                     }
                 }
             }
+            Op::Flush => db.flush().unwrap(),
+            Op::Reopen => {
+                snapshots.clear();
+                handle.take().unwrap().close().unwrap();
+                handle = Some(Db::open(dir.path(), options()).unwrap());
+            }
+            Op::CompactRange(range) => {
+                let range = range.map(|(a, b)| (key(a), key(b)));
+                db.compact_range(
+                    &db.default_cf(),
+                    range.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())),
+                )
+                .unwrap();
+                // Every snapshot still reads what it read.
+                if let Some((s, m)) = snapshots.last() {
+                    check_snapshot_view(db, s, m);
+                }
+            }
         }
     }
+    let db = handle.as_ref().unwrap();
     let expected: Entries = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_same(
-        &collect_forward(&db, ReadOptions::default()),
+        &collect_forward(db, ReadOptions::default()),
         &expected,
         "final forward scan",
     );
     assert_same(
-        &collect_backward(&db, ReadOptions::default()),
+        &collect_backward(db, ReadOptions::default()),
         &expected,
         "final backward scan",
     );
-    // Nothing was ever flushed: the test really ran on memtables.
-    assert_eq!(db.statistics().flushes, 0);
     snapshots.clear();
+    handle.take().unwrap().close().unwrap();
+    // Once more after a final reopen, and after compacting everything to the bottom.
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert_same(
+        &collect_forward(&db, ReadOptions::default()),
+        &expected,
+        "after the final reopen",
+    );
+    db.compact_range(&db.default_cf(), None).unwrap();
+    assert_same(
+        &collect_forward(&db, ReadOptions::default()),
+        &expected,
+        "after compacting everything",
+    );
+    assert_same(
+        &collect_backward(&db, ReadOptions::default()),
+        &expected,
+        "backward after compacting everything",
+    );
+    for k in 0u8..PROBE {
+        assert_eq!(
+            db.get(&key(k)).unwrap().as_ref(),
+            expected_get(&expected, k),
+            "key {k} after compacting everything"
+        );
+    }
     db.close().unwrap();
+}
+
+fn expected_get(expected: &Entries, k: u8) -> Option<&Vec<u8>> {
+    expected
+        .iter()
+        .find(|(kk, _)| kk == &key(k))
+        .map(|(_, v)| v)
 }
 
 proptest! {
