@@ -48,6 +48,10 @@ pub fn run(n: u64, value_size: usize, dir: &Path, out: &Path) -> Result<()> {
             let mut last = 0;
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_secs(1));
+                if stop.load(Ordering::Relaxed) {
+                    // The run ended during this second: a partial sample would read as a dip.
+                    break;
+                }
                 let now = done.load(Ordering::Relaxed);
                 samples.push(Sample {
                     second: start.elapsed().as_secs_f64(),
