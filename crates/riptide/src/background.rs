@@ -136,6 +136,14 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     )?;
 
     let mut vs = db.versions.lock();
+    if cf.is_dropped() {
+        // Dropped while this flush ran (`drop_cf` holds the version-set lock while it drops):
+        // the table has no column family to join. Its file goes when the handle drops.
+        if let Some(table) = &table {
+            table.mark_obsolete();
+        }
+        return Ok(());
+    }
     let mut edits = Vec::new();
     let mut tables = Vec::new();
     if let Some(table) = table {
@@ -252,6 +260,15 @@ pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
             return Err(e);
         }
     };
+    if vs.state().cf(job.cf).is_none() {
+        // The column family was dropped while this job ran: nothing to install; the output
+        // files go when their handles drop.
+        for table in &output.new_files {
+            table.mark_obsolete();
+        }
+        db.registry.finish(job);
+        return Ok(());
+    }
     let version = match vs.apply_with_tables(job.edits(&output), &output.new_files) {
         Ok(version) => version,
         Err(e) => {

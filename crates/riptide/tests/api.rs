@@ -327,3 +327,48 @@ fn large_values_round_trip_through_flush() {
     assert_eq!(db.get(b"").unwrap(), Some(b"empty key".to_vec()));
     db.close().unwrap();
 }
+
+#[test]
+fn dropping_a_column_family_while_its_flush_or_compaction_runs_keeps_the_database_writable() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small()
+        .l0_compaction_trigger(2)
+        .max_bytes_for_level_base(32 * 1024);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    for round in 0..30u32 {
+        let cf = db.create_cf(&format!("t{round}")).unwrap();
+        for i in 0..600u32 {
+            db.put_cf(&cf, &i.to_be_bytes(), &[round as u8; 64])
+                .unwrap();
+        }
+        // Background flushes and compactions of `cf` are usually still running here.
+        db.drop_cf(&cf).unwrap();
+        db.put(&round.to_be_bytes(), b"still writable").unwrap();
+    }
+    db.flush().unwrap();
+    for round in 0..30u32 {
+        assert_eq!(
+            db.get(&round.to_be_bytes()).unwrap(),
+            Some(b"still writable".to_vec())
+        );
+    }
+    assert_eq!(db.list_cfs(), vec!["default"]);
+    db.close().unwrap();
+    // Nothing of the dropped families survives a reopen, and no file of theirs is left.
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.list_cfs(), vec!["default"]);
+    let tables = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count();
+    let s = db.statistics();
+    let live: usize = s.levels.iter().map(|l| l.files).sum();
+    assert_eq!(tables, live, "table files on disk that no level holds");
+    db.close().unwrap();
+}
