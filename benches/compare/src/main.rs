@@ -40,6 +40,9 @@ struct Args {
     /// For `queue`: how long to run, in seconds.
     #[arg(long, default_value_t = 600)]
     seconds: u64,
+    /// For `sustained`: Riptide's `max_compaction_bytes` in MiB (default: the engine's).
+    #[arg(long)]
+    max_compaction_mib: Option<u64>,
     /// For `queue`: rows preloaded before the run.
     #[arg(long, default_value_t = 1_000_000)]
     preload: u64,
@@ -170,7 +173,13 @@ fn main() -> Result<()> {
             if args.quick {
                 args.keys = args.keys.min(300_000);
             }
-            sustained::run(args.keys, args.value_size, &base.join("sustained"), &out)
+            sustained::run(
+                args.keys,
+                args.value_size,
+                args.max_compaction_mib.map(|m| m << 20),
+                &base.join("sustained"),
+                &out,
+            )
         }
         Workload::Queue => {
             if args.quick {

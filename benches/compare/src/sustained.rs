@@ -24,12 +24,21 @@ struct Sample {
 }
 
 /// Runs the workload and writes `sustained.csv` and `sustained.png` into `out`.
-pub fn run(n: u64, value_size: usize, dir: &Path, out: &Path) -> Result<()> {
+pub fn run(
+    n: u64,
+    value_size: usize,
+    max_compaction_bytes: Option<u64>,
+    dir: &Path,
+    out: &Path,
+) -> Result<()> {
     let _ = std::fs::remove_dir_all(dir);
-    let opts = Options::default()
+    let mut opts = Options::default()
         .sync_mode(SyncMode::None)
         .write_buffer_size(64 << 20)
         .block_cache_size(128 << 20);
+    if let Some(bytes) = max_compaction_bytes {
+        opts = opts.max_compaction_bytes(bytes);
+    }
     let db = Arc::new(Db::open(dir, opts)?);
     let entry = 16 + value_size as u64;
     let done = Arc::new(AtomicU64::new(0));

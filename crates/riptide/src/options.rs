@@ -37,6 +37,7 @@ pub struct Options {
     pub(crate) dynamic_level_bytes: bool,
     pub(crate) tombstone_ratio_trigger: f64,
     pub(crate) tombstone_min_entries: u64,
+    pub(crate) max_compaction_bytes: Option<u64>,
 }
 
 impl Default for Options {
@@ -69,6 +70,7 @@ impl Default for Options {
             dynamic_level_bytes: true,
             tombstone_ratio_trigger: 0.5,
             tombstone_min_entries: 10_000,
+            max_compaction_bytes: None,
         }
     }
 }
@@ -271,8 +273,20 @@ impl Options {
         self
     }
 
+    /// Upper bound on the input bytes of one compaction (outside L0). Smaller jobs hold less
+    /// transient disk space (a job's outputs exist beside its inputs until it installs).
+    /// Default 25 x `target_file_size` (RocksDB `max_compaction_bytes`).
+    pub fn max_compaction_bytes(mut self, bytes: u64) -> Self {
+        self.max_compaction_bytes = Some(bytes.max(4096));
+        self
+    }
+
     pub(crate) fn level_options(&self) -> riptide_compaction::LevelOptions {
+        let defaults = riptide_compaction::LevelOptions::default();
         riptide_compaction::LevelOptions {
+            max_compaction_bytes: self
+                .max_compaction_bytes
+                .unwrap_or(self.target_file_size.saturating_mul(25)),
             num_levels: self.num_levels,
             l0_compaction_trigger: self.l0_compaction_trigger,
             max_bytes_for_level_base: self.max_bytes_for_level_base,
@@ -281,7 +295,7 @@ impl Options {
             target_file_size_base: self.target_file_size,
             tombstone_ratio_trigger: self.tombstone_ratio_trigger,
             tombstone_min_entries: self.tombstone_min_entries,
-            ..riptide_compaction::LevelOptions::default()
+            ..defaults
         }
     }
 
