@@ -136,6 +136,7 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
     let mut c = cargo();
     c.args(["run", "--release", "-p", "riptide-bench"]);
     if rocksdb {
+        ensure_libclang()?;
         c.args(["--features", "rocksdb"]);
     }
     c.arg("--");
@@ -144,6 +145,27 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
     }
     c.args(args);
     run("load/read benchmark", c)
+}
+
+/// The `rocksdb` crate generates its bindings with libclang: install Debian's libclang-dev
+/// when no libclang is on the machine (needs root, as on the project's machines).
+fn ensure_libclang() -> Result<()> {
+    let mut check = Command::new("sh");
+    check.args([
+        "-c",
+        "ldconfig -p | grep -q 'libclang\\(-[0-9.]*\\)\\?\\.so'",
+    ]);
+    if check.status().map(|s| s.success()).unwrap_or(false) {
+        return Ok(());
+    }
+    let mut update = Command::new("apt-get");
+    update.args(["update", "-qq"]);
+    run("apt-get update (for libclang)", update)?;
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "-qq", "libclang-dev"])
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run("install libclang-dev (RocksDB bindings)", install)
 }
 
 fn main() -> Result<()> {
