@@ -111,10 +111,10 @@ fn input_tombstones(
     end: Option<&[u8]>,
 ) -> Result<Vec<RangeTombstone>> {
     let mut out = Vec::new();
-    for h in inputs.iter().filter(|h| h.table.has_range_tombstones()) {
+    for h in inputs.iter().filter(|h| h.has_range_tombstones()) {
         let ts = h
-            .table
-            .range_tombstones()
+            .table()
+            .and_then(|t| t.range_tombstones())
             .map_err(|e| e.with_context(format!("table {}", h.path().display())))?;
         out.extend(ts.iter().filter_map(|t| t.clip(start, end)));
     }

@@ -6,11 +6,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use riptide_common::{Error, InternalIterator, Result};
-use riptide_sstable::{BlockCache, Table, TableIterator};
+use riptide_sstable::{BlockCache, Table, TableCache, TableIterator};
 
 use crate::file_meta::{FileMeta, table_file_path};
 
-/// A live table file: its manifest record and the open table.
+/// Where a handle's open table comes from.
+enum Source {
+    /// Kept open for the handle's whole life.
+    Pinned(Arc<Table>),
+    /// Opened on demand through a [`TableCache`], which bounds how many files are open.
+    Cached(Arc<TableCache>),
+}
+
+/// A live table file: its manifest record and a way to its open table.
 ///
 /// Versions and iterators hold `Arc<TableHandle>`s. When a version edit removes the file, the
 /// version set marks the handle obsolete; the file is deleted when the last `Arc` drops, so a
@@ -18,8 +26,8 @@ use crate::file_meta::{FileMeta, table_file_path};
 pub struct TableHandle {
     /// What the manifest records about the file.
     pub meta: FileMeta,
-    /// The open table.
-    pub table: Arc<Table>,
+    source: Source,
+    has_range_tombstones: bool,
     path: PathBuf,
     obsolete: AtomicBool,
 }
@@ -35,19 +43,64 @@ impl std::fmt::Debug for TableHandle {
 }
 
 impl TableHandle {
-    /// Wraps an open table described by `meta` whose file is `path`.
+    /// Wraps an open table described by `meta` whose file is `path`; it stays open as long
+    /// as the handle lives.
     pub fn new(meta: FileMeta, table: Arc<Table>, path: PathBuf) -> Self {
         TableHandle {
             meta,
-            table,
+            has_range_tombstones: table.has_range_tombstones(),
+            source: Source::Pinned(table),
             path,
             obsolete: AtomicBool::new(false),
         }
     }
 
-    /// Opens table `meta.number` in `dir`. A missing file, or one whose size differs from
-    /// `meta.file_size`, is `Corruption`; so is a damaged table. Errors name the file.
+    /// Opens table `meta.number` in `dir`, kept open for the handle's life. A missing file, or
+    /// one whose size differs from `meta.file_size`, is `Corruption`; so is a damaged table.
+    /// Errors name the file.
     pub fn open(dir: &Path, meta: FileMeta, cache: Option<Arc<BlockCache>>) -> Result<Self> {
+        let path = Self::checked_path(dir, &meta)?;
+        let table = Table::open(&path, cache)?;
+        Ok(Self::new(meta, table, path))
+    }
+
+    /// Like [`Self::open`], but the table is opened through `tables`, which keeps at most its
+    /// `max_open_files` tables open and reopens evicted ones on demand ([`Self::table`]).
+    /// The file is opened (and checked) once here.
+    pub fn open_cached(dir: &Path, meta: FileMeta, tables: &Arc<TableCache>) -> Result<Self> {
+        let path = Self::checked_path(dir, &meta)?;
+        let table = tables.get_or_open(meta.number, &path)?;
+        Ok(TableHandle {
+            meta,
+            has_range_tombstones: table.has_range_tombstones(),
+            source: Source::Cached(Arc::clone(tables)),
+            path,
+            obsolete: AtomicBool::new(false),
+        })
+    }
+
+    /// True when the source is a table cache.
+    pub fn is_cached(&self) -> bool {
+        matches!(self.source, Source::Cached(_))
+    }
+
+    /// The open table: the pinned one, or the table cache's (opening the file again if the
+    /// cache had evicted it; errors name the file).
+    pub fn table(&self) -> Result<Arc<Table>> {
+        match &self.source {
+            Source::Pinned(t) => Ok(Arc::clone(t)),
+            Source::Cached(c) => c.get_or_open(self.meta.number, &self.path),
+        }
+    }
+
+    /// True when the table holds range tombstones (known without opening it).
+    pub fn has_range_tombstones(&self) -> bool {
+        self.has_range_tombstones
+    }
+
+    /// The path of table `meta.number` in `dir`, after checking the file exists with the
+    /// size the manifest records.
+    fn checked_path(dir: &Path, meta: &FileMeta) -> Result<PathBuf> {
         let path = table_file_path(dir, meta.number);
         match std::fs::metadata(&path) {
             Ok(m) if m.len() != meta.file_size => {
@@ -67,8 +120,7 @@ impl TableHandle {
             }
             Err(e) => return Err(Error::io_at("stat table", &path, e)),
         }
-        let table = Table::open(&path, cache)?;
-        Ok(Self::new(meta, table, path))
+        Ok(path)
     }
 
     /// The file number.
@@ -96,10 +148,12 @@ impl TableHandle {
         self.obsolete.load(Ordering::Acquire)
     }
 
-    /// An iterator over the table that keeps this handle (and so the file) alive.
+    /// An iterator over the table that keeps this handle (and so the file) alive. If the
+    /// table cannot be opened (a cached table whose file went bad), the error comes from the
+    /// iterator's first positioning call.
     pub fn iter(self: &Arc<Self>) -> HandleIterator {
         HandleIterator {
-            inner: self.table.iter(),
+            inner: self.table().map(|t| t.iter()),
             _handle: Arc::clone(self),
         }
     }
@@ -109,6 +163,9 @@ impl Drop for TableHandle {
     fn drop(&mut self) {
         if !self.is_obsolete() {
             return;
+        }
+        if let Source::Cached(c) = &self.source {
+            c.evict(self.meta.number);
         }
         match std::fs::remove_file(&self.path) {
             Ok(()) => log::debug!("deleted obsolete table {}", self.path.display()),
@@ -123,7 +180,8 @@ impl Drop for TableHandle {
 
 /// A [`TableIterator`] that holds its [`TableHandle`], so the file outlives the iterator.
 pub struct HandleIterator {
-    inner: TableIterator,
+    /// The table's iterator, or why the table could not be opened.
+    inner: Result<TableIterator>,
     _handle: Arc<TableHandle>,
 }
 
@@ -135,32 +193,39 @@ impl std::fmt::Debug for HandleIterator {
     }
 }
 
+impl HandleIterator {
+    /// The table iterator, or the error that kept the table from opening.
+    fn inner(&mut self) -> Result<&mut TableIterator> {
+        self.inner.as_mut().map_err(|e| e.clone())
+    }
+}
+
 impl InternalIterator for HandleIterator {
     fn valid(&self) -> bool {
-        self.inner.valid()
+        self.inner.as_ref().is_ok_and(|i| i.valid())
     }
     fn seek_to_first(&mut self) -> Result<()> {
-        self.inner.seek_to_first()
+        self.inner()?.seek_to_first()
     }
     fn seek_to_last(&mut self) -> Result<()> {
-        self.inner.seek_to_last()
+        self.inner()?.seek_to_last()
     }
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.inner.seek(target)
+        self.inner()?.seek(target)
     }
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
-        self.inner.seek_for_prev(target)
+        self.inner()?.seek_for_prev(target)
     }
     fn next(&mut self) -> Result<()> {
-        self.inner.next()
+        self.inner()?.next()
     }
     fn prev(&mut self) -> Result<()> {
-        self.inner.prev()
+        self.inner()?.prev()
     }
     fn key(&self) -> &[u8] {
-        self.inner.key()
+        self.inner.as_ref().map_or(&[], |i| i.key())
     }
     fn value(&self) -> &[u8] {
-        self.inner.value()
+        self.inner.as_ref().map_or(&[], |i| i.value())
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::{CfId, Error, IoResultExt, Result, ResultExt};
-use riptide_sstable::BlockCache;
+use riptide_sstable::{BlockCache, TableCache};
 
 use crate::edit::{ManifestState, VersionEdit};
 use crate::file_meta::{parse_numbered_file_name, table_file_name};
@@ -98,6 +98,8 @@ impl Version {
 pub struct VersionSet {
     dir: PathBuf,
     cache: Option<Arc<BlockCache>>,
+    /// When set, tables are opened through it (at most its `max_open_files` stay open).
+    table_cache: Option<Arc<TableCache>>,
     state: ManifestState,
     current: Arc<Version>,
     next_file_number: AtomicU64,
@@ -124,6 +126,19 @@ impl VersionSet {
     pub fn open(
         dir: &Path,
         cache: Option<Arc<BlockCache>>,
+        create_if_missing: bool,
+    ) -> Result<VersionSet> {
+        Self::open_with_table_cache(dir, cache, None, create_if_missing)
+    }
+
+    /// Like [`Self::open`], but every table is opened through `table_cache` (RocksDB's
+    /// `max_open_files`): live tables are checked once at open, then reopened on demand when
+    /// the cache has evicted them. Tables installed later (flush and compaction outputs) go
+    /// through it too.
+    pub fn open_with_table_cache(
+        dir: &Path,
+        cache: Option<Arc<BlockCache>>,
+        table_cache: Option<Arc<TableCache>>,
         create_if_missing: bool,
     ) -> Result<VersionSet> {
         let state = match manifest::load(dir)? {
@@ -163,14 +178,17 @@ impl VersionSet {
                 let mut handles = Vec::with_capacity(files.len());
                 for meta in files {
                     let number = meta.number;
-                    let h =
-                        TableHandle::open(dir, meta.clone(), cache.clone()).context_with(|| {
-                            format!(
-                                "live table {} (column family {}, level {l})",
-                                table_file_name(number),
-                                c.id
-                            )
-                        })?;
+                    let h = match &table_cache {
+                        Some(tc) => TableHandle::open_cached(dir, meta.clone(), tc),
+                        None => TableHandle::open(dir, meta.clone(), cache.clone()),
+                    }
+                    .context_with(|| {
+                        format!(
+                            "live table {} (column family {}, level {l})",
+                            table_file_name(number),
+                            c.id
+                        )
+                    })?;
                     handles.push(Arc::new(h));
                 }
                 levels.push(handles);
@@ -189,6 +207,7 @@ impl VersionSet {
         Ok(VersionSet {
             dir: dir.to_path_buf(),
             cache,
+            table_cache,
             state,
             current: Arc::new(Version { cfs }),
             next_file_number: AtomicU64::new(next_number),
@@ -198,6 +217,11 @@ impl VersionSet {
     /// The database directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The table cache tables are opened through, if any.
+    pub fn table_cache(&self) -> Option<&Arc<TableCache>> {
+        self.table_cache.as_ref()
     }
 
     /// The block cache tables are opened with.
@@ -258,6 +282,21 @@ impl VersionSet {
                 let mut handles = Vec::with_capacity(files.len());
                 for meta in files {
                     let h = match known.get(&meta.number) {
+                        // A new output opened for itself: from now on reach it through the
+                        // table cache, so it counts against `max_open_files` (its own open
+                        // file closes when the caller drops the output).
+                        Some(h)
+                            if h.meta == *meta
+                                && !h.is_cached()
+                                && let Some(tc) = &self.table_cache =>
+                        {
+                            Arc::new(
+                                TableHandle::open_cached(&self.dir, meta.clone(), tc)
+                                    .context_with(|| {
+                                        format!("new table {}", table_file_name(meta.number))
+                                    })?,
+                            )
+                        }
                         Some(h) if h.meta == *meta => Arc::clone(h),
                         Some(_) => {
                             return Err(Error::invalid_argument(format!(
@@ -267,10 +306,15 @@ impl VersionSet {
                             )));
                         }
                         None => Arc::new(
-                            TableHandle::open(&self.dir, meta.clone(), self.cache.clone())
-                                .context_with(|| {
-                                    format!("new table {}", table_file_name(meta.number))
-                                })?,
+                            match &self.table_cache {
+                                Some(tc) => TableHandle::open_cached(&self.dir, meta.clone(), tc),
+                                None => {
+                                    TableHandle::open(&self.dir, meta.clone(), self.cache.clone())
+                                }
+                            }
+                            .context_with(|| {
+                                format!("new table {}", table_file_name(meta.number))
+                            })?,
                         ),
                     };
                     handles.push(h);

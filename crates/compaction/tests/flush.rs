@@ -43,7 +43,7 @@ fn flush_and_read_back() {
     assert_eq!(riptide_common::key::user_key(&h.meta.smallest), b"a");
     assert_eq!(riptide_common::key::user_key(&h.meta.largest), b"c");
     assert_eq!(h.meta.file_size, std::fs::metadata(h.path()).unwrap().len());
-    let got = h.table.get(b"a", 5).unwrap();
+    let got = h.table().unwrap().get(b"a", 5).unwrap();
     assert!(got.is_none(), "a4 was dropped: no snapshot at 5");
 }
 
@@ -56,7 +56,10 @@ fn snapshots_keep_versions() {
         .unwrap();
     let entries = read_all(&mut h.iter());
     assert_eq!(names(&entries), ["a6P", "a4P", "a1P", "b5D", "b2P", "c3P"]);
-    assert_eq!(h.table.get(b"a", 5).unwrap().unwrap().value, b"a4");
+    assert_eq!(
+        h.table().unwrap().get(b"a", 5).unwrap().unwrap().value,
+        b"a4"
+    );
 }
 
 #[test]

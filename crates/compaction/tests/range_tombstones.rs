@@ -36,7 +36,8 @@ fn visible(tables: &[Arc<TableHandle>], k: &[u8], snap: SeqNo) -> Option<Vec<u8>
         .filter(|e| e.0 == k && e.1 <= snap)
         .max_by_key(|e| e.1)?;
     let covered = tables.iter().any(|t| {
-        t.table
+        t.table()
+            .unwrap()
             .range_tombstones()
             .unwrap()
             .iter()
@@ -48,7 +49,7 @@ fn visible(tables: &[Arc<TableHandle>], k: &[u8], snap: SeqNo) -> Option<Vec<u8>
 fn all_tombstones(tables: &[Arc<TableHandle>]) -> Vec<RangeTombstone> {
     tables
         .iter()
-        .flat_map(|t| t.table.range_tombstones().unwrap().to_vec())
+        .flat_map(|t| t.table().unwrap().range_tombstones().unwrap().to_vec())
         .collect()
 }
 
@@ -66,7 +67,10 @@ fn flush_writes_range_tombstones_and_drops_what_they_cover() {
         .unwrap();
     let names = util::names(&read_tables(std::slice::from_ref(&h)));
     assert_eq!(names, ["b4P"], "a1 and b2 are covered in their stripe");
-    assert_eq!(*h.table.range_tombstones().unwrap(), vec![rt("a", "c", 3)]);
+    assert_eq!(
+        *h.table().unwrap().range_tombstones().unwrap(),
+        vec![rt("a", "c", 3)]
+    );
     assert_eq!(h.meta.smallest_user_key(), b"a");
     assert!(h.meta.largest_is_range_end());
     assert_eq!(h.meta.largest_user_key(), b"c");
@@ -85,7 +89,10 @@ fn flush_writes_range_tombstones_and_drops_what_they_cover() {
         .unwrap()
         .unwrap();
     assert_eq!(h.meta.entries, 0);
-    assert_eq!(*h.table.range_tombstones().unwrap(), vec![rt("m", "p", 9)]);
+    assert_eq!(
+        *h.table().unwrap().range_tombstones().unwrap(),
+        vec![rt("m", "p", 9)]
+    );
     assert!(read_tables(std::slice::from_ref(&h)).is_empty());
 }
 
@@ -179,12 +186,12 @@ fn tombstones_split_between_output_files_without_overlap() {
         let carrying = out
             .new_files
             .iter()
-            .filter(|f| f.table.has_range_tombstones())
+            .filter(|f| f.table().unwrap().has_range_tombstones())
             .count();
         assert!(carrying > usize::from(!snaps.is_empty()), "{carrying}");
         // Each file's tombstones lie within its key range.
         for f in &out.new_files {
-            for t in f.table.range_tombstones().unwrap().iter() {
+            for t in f.table().unwrap().range_tombstones().unwrap().iter() {
                 assert!(t.start.as_slice() >= f.meta.smallest_user_key());
                 assert!(t.end.as_slice() <= f.meta.largest_user_key());
             }
@@ -311,7 +318,7 @@ fn subcompactions_clip_tombstones_to_their_ranges() {
         );
         // No tombstone piece crosses a file's range.
         for f in &multi.new_files {
-            for t in f.table.range_tombstones().unwrap().iter() {
+            for t in f.table().unwrap().range_tombstones().unwrap().iter() {
                 assert!(f.meta.contains_user_key(&t.start));
                 assert!(t.end.as_slice() <= f.meta.largest_user_key());
             }
