@@ -11,6 +11,7 @@ use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{BoxedIterator, CfId, Result, SeqNo, ValueKind};
 use riptide_compaction::{TableHandle, Version};
 use riptide_memtable::Memtable;
+use riptide_sstable::Table;
 
 /// What a reader of one column family sees: the active memtable, the frozen ones (newest
 /// first) and the version of tables. Immutable; replaced as a whole when any part changes,
@@ -69,11 +70,12 @@ fn covers(handle: &TableHandle, key: &[u8]) -> bool {
 fn fold_table_tombstones(
     covered: &mut Option<SeqNo>,
     handle: &TableHandle,
+    table: &Table,
     key: &[u8],
     snapshot: SeqNo,
 ) {
-    if handle.table.has_range_tombstones() {
-        *covered = (*covered).max(handle.table.max_covering_tombstone_seqno(key, snapshot));
+    if handle.has_range_tombstones() {
+        *covered = (*covered).max(table.max_covering_tombstone_seqno(key, snapshot));
     }
 }
 
@@ -110,11 +112,12 @@ impl CfView {
         let mut levels = self.levels().iter();
         if let Some(l0) = levels.next() {
             for handle in l0.iter().filter(|h| covers(h, key)) {
-                fold_table_tombstones(&mut covered, handle, key, snapshot);
+                let table = handle.table()?;
+                fold_table_tombstones(&mut covered, handle, &table, key, snapshot);
                 if hidden_below(covered, Some(handle.meta.max_seqno)) {
                     continue;
                 }
-                if let Some(v) = handle.table.get(key, snapshot)? {
+                if let Some(v) = table.get(key, snapshot)? {
                     return Ok(resolve(covered, v.seqno, v.kind, &v.value));
                 }
             }
@@ -126,9 +129,10 @@ impl CfView {
             let Some(handle) = level.get(i).filter(|h| covers(h, key)) else {
                 continue;
             };
-            fold_table_tombstones(&mut covered, handle, key, snapshot);
+            let table = handle.table()?;
+            fold_table_tombstones(&mut covered, handle, &table, key, snapshot);
             if !hidden_below(covered, Some(handle.meta.max_seqno))
-                && let Some(v) = handle.table.get(key, snapshot)?
+                && let Some(v) = table.get(key, snapshot)?
             {
                 return Ok(resolve(covered, v.seqno, v.kind, &v.value));
             }
@@ -140,7 +144,10 @@ impl CfView {
     /// fragmented into one set; `None` when there is none (the iterator's fast path: tables
     /// without tombstones cost one branch each). Call this only after loading `snapshot`
     /// (every tombstone at or below it is then in its memtable or table).
-    pub(crate) fn range_tombstone_set(&self, snapshot: SeqNo) -> Option<Arc<RangeTombstoneSet>> {
+    pub(crate) fn range_tombstone_set(
+        &self,
+        snapshot: SeqNo,
+    ) -> Result<Option<Arc<RangeTombstoneSet>>> {
         let mems = std::iter::once(&self.mem)
             .chain(self.imms.iter())
             .filter(|m| m.has_range_tombstones())
@@ -149,18 +156,19 @@ impl CfView {
             .levels()
             .iter()
             .flatten()
-            .filter(|h| h.table.has_range_tombstones())
-            .map(|h| h.table.range_tombstone_set(snapshot));
+            .filter(|h| h.has_range_tombstones())
+            .map(|h| h.table().map(|t| t.range_tombstone_set(snapshot)))
+            .collect::<Result<Vec<_>>>()?;
         let mut sets: Vec<Arc<RangeTombstoneSet>> =
             mems.chain(tables).filter(|s| !s.is_empty()).collect();
-        match sets.len() {
+        Ok(match sets.len() {
             0 => None,
             1 => sets.pop(),
             _ => Some(Arc::new(RangeTombstoneSet::new(
                 sets.iter().flat_map(|s| s.fragments().iter()),
                 snapshot,
             ))),
-        }
+        })
     }
 
     /// True when some source may hold a version of a key in `[start, end)` with a seqno in
@@ -250,8 +258,8 @@ impl CfView {
         for (level, files) in self.levels().iter().enumerate() {
             for h in files {
                 let source = format!("L{level} table {}", h.meta.number);
-                if h.table.has_range_tombstones() {
-                    let tombstones = h.table.range_tombstones()?;
+                if h.has_range_tombstones() {
+                    let tombstones = h.table()?.range_tombstones()?;
                     range_deletes(&source, tombstones.iter(), key, &mut out);
                 }
                 collect(source, &mut h.iter(), key, &mut out)?;

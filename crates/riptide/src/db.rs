@@ -269,13 +269,7 @@ impl Db {
             None => self.inner.last_seqno.load(Ordering::Acquire),
         };
         let merged = view.merged_iter();
-        Ok(DbIterator::new(
-            view,
-            merged,
-            snapshot,
-            opts.lower_bound,
-            opts.upper_bound,
-        ))
+        DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)
     }
 
     /// The default column family.
@@ -785,6 +779,12 @@ impl DbInner {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let wal = self.wal.stats();
         let cache = self.cache.stats();
+        let tables = self
+            .versions
+            .lock()
+            .table_cache()
+            .map(|tc| tc.stats())
+            .unwrap_or_default();
         let mut memtable_bytes = 0u64;
         let mut immutable_memtables = 0u64;
         let mut levels: Vec<LevelStats> = Vec::new();
@@ -836,6 +836,8 @@ impl DbInner {
             running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,
             block_cache_misses: cache.misses,
+            open_table_files: tables.live_tables,
+            table_opens: tables.opens,
             block_cache_usage: cache.usage_bytes,
             block_cache_capacity: cache.capacity_bytes,
             data_block_hits: cache.data.hits,

@@ -140,11 +140,11 @@ impl DbIterator {
         snapshot: SeqNo,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
-    ) -> Self {
+    ) -> Result<Self> {
         // `snapshot` was loaded before this call, so every range tombstone at or below it is
         // already in its memtable.
-        let range_dels = view.range_tombstone_set(snapshot).map(Self::range_dels);
-        DbIterator {
+        let range_dels = view.range_tombstone_set(snapshot)?.map(Self::range_dels);
+        Ok(DbIterator {
             merged,
             snapshot,
             lower,
@@ -155,7 +155,7 @@ impl DbIterator {
             value: Vec::new(),
             range_dels,
             view,
-        }
+        })
     }
 
     fn range_dels(set: Arc<RangeTombstoneSet>) -> RangeDels {
@@ -484,7 +484,7 @@ mod tests {
                     }
                 }
                 let model: Vec<_> = model.into_iter().collect();
-                let mut it = DbIterator::new(Arc::clone(&view), view.merged_iter(), snapshot, None, None);
+                let mut it = DbIterator::new(Arc::clone(&view), view.merged_iter(), snapshot, None, None).unwrap();
                 let mut fwd = Vec::new();
                 it.seek_to_first().unwrap();
                 while it.valid() {

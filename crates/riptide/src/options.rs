@@ -38,6 +38,7 @@ pub struct Options {
     pub(crate) tombstone_ratio_trigger: f64,
     pub(crate) tombstone_min_entries: u64,
     pub(crate) max_compaction_bytes: Option<u64>,
+    pub(crate) max_open_files: usize,
 }
 
 impl Default for Options {
@@ -71,6 +72,7 @@ impl Default for Options {
             tombstone_ratio_trigger: 0.5,
             tombstone_min_entries: 10_000,
             max_compaction_bytes: None,
+            max_open_files: 512,
         }
     }
 }
@@ -278,6 +280,14 @@ impl Options {
     /// Default 25 x `target_file_size` (RocksDB `max_compaction_bytes`).
     pub fn max_compaction_bytes(mut self, bytes: u64) -> Self {
         self.max_compaction_bytes = Some(bytes.max(4096));
+        self
+    }
+
+    /// Most table files kept open at once; others are reopened on demand (their index and
+    /// filter blocks stay in the block cache). Default 512, below the usual 1024-descriptor
+    /// limit (RocksDB `max_open_files`, default unlimited there). Minimum 2.
+    pub fn max_open_files(mut self, n: usize) -> Self {
+        self.max_open_files = n.max(2);
         self
     }
 

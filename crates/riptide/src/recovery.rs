@@ -14,7 +14,7 @@ use riptide_common::write_batch::WriteBatch as RawBatch;
 use riptide_common::{CfId, Error, Result, ResultExt, SeqNo};
 use riptide_compaction::{VersionEdit, VersionSet, flush_memtable, manifest_path};
 use riptide_memtable::Memtable;
-use riptide_sstable::BlockCache;
+use riptide_sstable::{BlockCache, TableCache, TableReadOptions};
 use riptide_wal::Wal;
 
 use crate::cf::{CfData, CfView};
@@ -40,8 +40,14 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
         )));
     }
     let cache = Arc::new(BlockCache::new(options.block_cache_size));
-    let mut versions = VersionSet::open(path, Some(Arc::clone(&cache)), true)
-        .context_with(|| format!("open database {}", path.display()))?;
+    let table_cache = Arc::new(TableCache::new(
+        options.max_open_files,
+        Some(Arc::clone(&cache)),
+        TableReadOptions::default(),
+    ));
+    let mut versions =
+        VersionSet::open_with_table_cache(path, Some(Arc::clone(&cache)), Some(table_cache), true)
+            .context_with(|| format!("open database {}", path.display()))?;
 
     let state = versions.state().clone();
     let log_numbers: HashMap<CfId, u64> = state

@@ -99,6 +99,10 @@ pub struct Statistics {
     pub block_cache_hits: u64,
     /// Block cache misses.
     pub block_cache_misses: u64,
+    /// Table files open now (held by the table cache or by readers using them).
+    pub open_table_files: u64,
+    /// Table files opened (again) because the table cache did not hold them.
+    pub table_opens: u64,
     /// Bytes held by the block cache.
     pub block_cache_usage: u64,
     /// The block cache's capacity.
@@ -229,7 +233,11 @@ impl fmt::Display for Statistics {
             self.filter_block_hits,
             self.filter_block_misses
         )?;
-        writeln!(f, "gets: {}", self.gets)?;
+        writeln!(
+            f,
+            "gets: {}; table files: {} open, {} opens",
+            self.gets, self.open_table_files, self.table_opens
+        )?;
         writeln!(
             f,
             "write slowdowns: {} ({} us); stops: {} ({} us); longest wait {} us",

@@ -100,6 +100,8 @@ fn options() -> Options {
         .level_size_ratio(4.0)
         .num_levels(5)
         .tombstone_min_entries(20)
+        // Far fewer open files than tables: tables are evicted and reopened all the time.
+        .max_open_files(4)
 }
 
 /// Tracks each key's writes since its last single delete, to know when another single
