@@ -16,7 +16,9 @@
     clippy::indexing_slicing
 )]
 
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use riptide::{Db, Options, ReadOptions, Snapshot, SyncMode, WriteBatch};
@@ -130,36 +132,33 @@ fn options() -> Options {
 /// delete keeps the contract. A range delete counts as a delete of every key it covers.
 #[derive(Default)]
 struct SingleDeleteGuard {
-    since_sd: HashMap<Vec<u8>, (u32, u32)>,
+    contract: common::SingleDeleteContract,
 }
 
 impl SingleDeleteGuard {
     fn apply(&mut self, w: &Write, model: &mut Model, batch: &mut WriteBatch) {
         match w {
             Write::Put(k, v) => {
-                self.since_sd.entry(key(*k)).or_default().0 += 1;
+                self.contract.put(&key(*k));
                 model.insert(key(*k), v.bytes());
                 batch.put(&key(*k), &v.bytes());
             }
             Write::Delete(k) => {
-                self.since_sd.entry(key(*k)).or_default().1 += 1;
+                self.contract.delete(&key(*k));
                 model.remove(&key(*k));
                 batch.delete(&key(*k));
             }
             Write::SingleDelete(k) => {
-                let history = self.since_sd.entry(key(*k)).or_default();
                 model.remove(&key(*k));
-                if *history == (1, 0) {
-                    *history = (0, 0);
+                if self.contract.single_delete(&key(*k)) {
                     batch.single_delete(&key(*k));
                 } else {
-                    history.1 += 1;
                     batch.delete(&key(*k));
                 }
             }
             Write::DeleteRange(a, b) => {
                 for k in *a..*b {
-                    self.since_sd.entry(key(k)).or_default().1 += 1;
+                    self.contract.delete(&key(k));
                     model.remove(&key(k));
                 }
                 batch.delete_range(&key(*a), &key(*b));
