@@ -88,6 +88,14 @@ fn assert_prefix(entries: &[(Vec<u8>, Vec<u8>)], max: u32) {
     }
 }
 
+/// The largest of `files` (the WAL segment holding the writes).
+fn largest(files: &[PathBuf]) -> &PathBuf {
+    files
+        .iter()
+        .max_by_key(|p| fs::metadata(p).unwrap().len())
+        .unwrap()
+}
+
 /// A copy of a database directory, to damage without touching the original.
 fn copy_dir(dir: &Path) -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
@@ -108,10 +116,7 @@ fn flip(path: &Path, offset: usize) {
 fn flipped_byte_in_the_middle_of_the_wal_is_corruption_naming_file_and_offset() {
     let dir = db_with_wal_only(200);
     let wal = files_with_ext(dir.path(), "log");
-    let target = wal
-        .iter()
-        .max_by_key(|p| fs::metadata(p).unwrap().len())
-        .unwrap();
+    let target = largest(&wal);
     let len = fs::metadata(target).unwrap().len() as usize;
     flip(target, len / 2);
     let err = open_and_read_all(dir.path(), options()).unwrap_err();
@@ -129,10 +134,7 @@ fn flipped_byte_in_the_middle_of_the_wal_is_corruption_naming_file_and_offset() 
 fn torn_wal_tail_recovers_a_prefix_cleanly() {
     let dir = db_with_wal_only(100);
     let wal = files_with_ext(dir.path(), "log");
-    let target = wal
-        .iter()
-        .max_by_key(|p| fs::metadata(p).unwrap().len())
-        .unwrap();
+    let target = largest(&wal);
     let len = fs::metadata(target).unwrap().len();
     let f = fs::OpenOptions::new().write(true).open(target).unwrap();
     f.set_len(len - 7).unwrap();
@@ -149,10 +151,7 @@ fn torn_wal_tail_recovers_a_prefix_cleanly() {
 fn torn_wal_tail_is_an_error_under_absolute_consistency() {
     let dir = db_with_wal_only(20);
     let wal = files_with_ext(dir.path(), "log");
-    let target = wal
-        .iter()
-        .max_by_key(|p| fs::metadata(p).unwrap().len())
-        .unwrap();
+    let target = largest(&wal);
     let len = fs::metadata(target).unwrap().len();
     fs::OpenOptions::new()
         .write(true)
@@ -172,11 +171,7 @@ fn torn_wal_tail_is_an_error_under_absolute_consistency() {
 fn every_wal_truncation_recovers_a_prefix() {
     let dir = db_with_wal_only(30);
     let wal = files_with_ext(dir.path(), "log");
-    let target = wal
-        .iter()
-        .max_by_key(|p| fs::metadata(p).unwrap().len())
-        .unwrap()
-        .clone();
+    let target = largest(&wal).clone();
     let original = fs::read(&target).unwrap();
     let mut last = usize::MAX;
     for cut in (0..original.len()).rev().step_by(13) {
