@@ -54,6 +54,8 @@ pub(crate) struct DbInner {
     pub(crate) write_lock: Mutex<()>,
     pub(crate) versions: Mutex<VersionSet>,
     pub(crate) cfs: RwLock<BTreeMap<CfId, Arc<CfData>>>,
+    /// The default column family (never dropped), kept apart so reads need no map lookup.
+    pub(crate) default_cf: Arc<CfData>,
     /// The last sequence number whose write is fully applied and visible.
     pub(crate) last_seqno: AtomicU64,
     pub(crate) snapshots: Arc<SnapshotList>,
@@ -274,13 +276,8 @@ impl Db {
 
     /// The default column family.
     pub fn default_cf(&self) -> ColumnFamily {
-        // The default column family can never be dropped, so it is always in the map.
-        let cfs = self.inner.cfs.read();
-        match cfs.get(&DEFAULT_CF_ID) {
-            Some(data) => ColumnFamily {
-                data: Arc::clone(data),
-            },
-            None => unreachable_default_cf(),
+        ColumnFamily {
+            data: Arc::clone(&self.inner.default_cf),
         }
     }
 
@@ -448,12 +445,6 @@ impl Drop for Db {
     }
 }
 
-#[cold]
-fn unreachable_default_cf() -> ! {
-    // The map always holds the default column family: open creates it and drop_cf refuses it.
-    std::process::abort()
-}
-
 fn check_live(cf: &ColumnFamily) -> Result<()> {
     if cf.data.is_dropped() {
         return Err(Error::not_found(format!(
@@ -472,6 +463,7 @@ impl DbInner {
         wal: Wal,
         versions: VersionSet,
         cfs: BTreeMap<CfId, Arc<CfData>>,
+        default_cf: Arc<CfData>,
         last_seqno: SeqNo,
         cache: Arc<BlockCache>,
         lock: DirLock,
@@ -484,6 +476,7 @@ impl DbInner {
             write_lock: Mutex::new(()),
             versions: Mutex::new(versions),
             cfs: RwLock::new(cfs),
+            default_cf,
             last_seqno: AtomicU64::new(last_seqno),
             snapshots: Arc::new(SnapshotList::default()),
             cache,

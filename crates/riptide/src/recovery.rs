@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use riptide_common::write_batch::WriteBatch as RawBatch;
-use riptide_common::{CfId, Error, Result, ResultExt, SeqNo};
+use riptide_common::{CfId, DEFAULT_CF_ID, Error, Result, ResultExt, SeqNo};
 use riptide_compaction::{VersionEdit, VersionSet, flush_memtable, manifest_path};
 use riptide_memtable::Memtable;
 use riptide_sstable::{BlockCache, TableCache, TableReadOptions};
@@ -117,7 +117,7 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
     let version = versions.apply_with_tables(edits, &tables)?;
     wal.remove_segments_below(segment)?;
 
-    let cfs = versions
+    let cfs: BTreeMap<CfId, Arc<CfData>> = versions
         .state()
         .column_families
         .iter()
@@ -131,12 +131,19 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
             (c.id, CfData::new(c.id, c.name.clone(), view))
         })
         .collect();
+    let default_cf = cfs.get(&DEFAULT_CF_ID).cloned().ok_or_else(|| {
+        Error::corruption(format!(
+            "manifest of {} has no default column family",
+            path.display()
+        ))
+    })?;
     Ok(DbInner::new(
         path.to_path_buf(),
         options,
         wal,
         versions,
         cfs,
+        default_cf,
         last_seqno,
         cache,
         lock,
