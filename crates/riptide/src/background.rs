@@ -16,8 +16,9 @@ use std::thread::JoinHandle;
 
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
-    CompactionJob, CompactionOptions, ManualCompaction, ManualStep, Version, VersionEdit,
-    flush_memtable, level_targets, pick_compaction, run_compaction,
+    CompactionJob, CompactionOptions, CompactionOutput, ManualCompaction, ManualStep, TableHandle,
+    Version, VersionEdit, flush_memtable, level_targets, pick_compaction, run_compaction,
+    run_compaction_progressive,
 };
 use riptide_memtable::Memtable;
 
@@ -235,51 +236,18 @@ fn pick_next(db: &DbInner) -> Option<CompactionJob> {
 }
 
 /// Runs a registered job, installs its result and releases it (also on failure).
+///
+/// With one subcompaction (the default) a big job is run and installed slice by slice
+/// (`riptide_compaction::progressive`), so the files it replaces are deleted as it goes and
+/// the disk never holds a whole job twice. With several subcompactions the job runs in
+/// parallel ranges and is installed once at the end.
 pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
-    let snapshots = db.snapshots.seqnos();
-    let table_options = db.options.table_options();
-    let opts = CompactionOptions {
-        dir: &db.path,
-        table_options: &table_options,
-        cache: Some(Arc::clone(&db.cache)),
-        snapshots: &snapshots,
-        bottommost: job.bottommost,
-        target_file_size: job.target_file_size,
-    };
-    let output = run_compaction(
-        job,
-        &opts,
-        || db.versions.lock().new_file_number(),
-        db.options.max_subcompactions,
-    );
-    let mut vs = db.versions.lock();
-    let output = match output {
-        Ok(output) => output,
-        Err(e) => {
-            db.registry.finish(job);
-            return Err(e);
-        }
-    };
-    if vs.state().cf(job.cf).is_none() {
-        // The column family was dropped while this job ran: nothing to install; the output
-        // files go when their handles drop.
-        for table in &output.new_files {
-            table.mark_obsolete();
-        }
-        db.registry.finish(job);
-        return Ok(());
+    let outcome = run_job(db, job);
+    match &outcome {
+        Ok(output) => db.registry.finish_with_output(job, output),
+        Err(_) => db.registry.finish(job),
     }
-    let version = match vs.apply_with_tables(job.edits(&output), &output.new_files) {
-        Ok(version) => version,
-        Err(e) => {
-            db.registry.finish(job);
-            return Err(e);
-        }
-    };
-    db.install_version(&version);
-    db.registry.finish_with_output(job, &output);
-    refresh_pending_compaction_bytes(db, &version);
-    drop(vs);
+    let output = outcome?;
     let c = &db.counters;
     Counters::add(&c.compactions, 1);
     Counters::add(&c.compaction_bytes_read, output.stats.bytes_read);
@@ -293,6 +261,46 @@ pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
     bg.pending_compaction = true;
     db.bg_cv.notify_all();
     Ok(())
+}
+
+/// How many target-size files of input one progressive slice holds.
+const SLICE_FILES: u64 = 2;
+
+/// Runs `job` and installs its output (see [`run_and_install`]).
+fn run_job(db: &DbInner, job: &CompactionJob) -> Result<CompactionOutput> {
+    let snapshots = db.snapshots.seqnos();
+    let table_options = db.options.table_options();
+    let opts = CompactionOptions {
+        dir: &db.path,
+        table_options: &table_options,
+        cache: Some(Arc::clone(&db.cache)),
+        snapshots: &snapshots,
+        bottommost: job.bottommost,
+        target_file_size: job.target_file_size,
+    };
+    let alloc = || db.versions.lock().new_file_number();
+    let install = |edits: Vec<VersionEdit>, tables: &[Arc<TableHandle>]| -> Result<()> {
+        let mut vs = db.versions.lock();
+        if vs.state().cf(job.cf).is_none() {
+            // The column family was dropped while this job ran: nothing to install; the
+            // output files go when their handles drop.
+            for table in tables {
+                table.mark_obsolete();
+            }
+            return Ok(());
+        }
+        let version = vs.apply_with_tables(edits, tables)?;
+        db.install_version(&version);
+        refresh_pending_compaction_bytes(db, &version);
+        Ok(())
+    };
+    if db.options.max_subcompactions <= 1 {
+        let slice = job.target_file_size.saturating_mul(SLICE_FILES);
+        return run_compaction_progressive(job, &opts, alloc, slice, install);
+    }
+    let output = run_compaction(job, &opts, alloc, db.options.max_subcompactions)?;
+    install(job.edits(&output), &output.new_files)?;
+    Ok(output)
 }
 
 /// Compacts every level of `cf` overlapping `range` (all of it for `None`) down to the last
