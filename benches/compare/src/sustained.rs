@@ -15,12 +15,15 @@ use crate::chart::{self, Series};
 use crate::{dir_size, key_of, progress};
 
 /// One per-second sample.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Sample {
     second: f64,
     ops_per_sec: f64,
     disk_bytes: u64,
     live_bytes: u64,
+    /// Table bytes per level, then pending compaction bytes (what makes up `disk_bytes`).
+    level_bytes: Vec<u64>,
+    pending_compaction_bytes: u64,
 }
 
 /// Runs the workload and writes `sustained.csv` and `sustained.png` into `out`.
@@ -45,7 +48,8 @@ pub fn run(
     let live_keys = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
-        let (done, live_keys, stop, dir) = (
+        let (db, done, live_keys, stop, dir) = (
+            Arc::clone(&db),
             Arc::clone(&done),
             Arc::clone(&live_keys),
             Arc::clone(&stop),
@@ -62,7 +66,10 @@ pub fn run(
                     break;
                 }
                 let now = done.load(Ordering::Relaxed);
+                let stats = db.statistics();
                 samples.push(Sample {
+                    level_bytes: stats.levels.iter().map(|l| l.bytes).collect(),
+                    pending_compaction_bytes: stats.pending_compaction_bytes,
                     second: start.elapsed().as_secs_f64(),
                     ops_per_sec: (now - last) as f64,
                     disk_bytes: dir_size(&dir),
@@ -157,12 +164,25 @@ pub fn run(
     );
     println!("\n{stats}");
 
-    let mut csv = String::from("second,ops_per_sec,disk_bytes,live_bytes\n");
+    let levels = samples
+        .iter()
+        .map(|s| s.level_bytes.len())
+        .max()
+        .unwrap_or(0);
+    let mut csv = String::from("second,ops_per_sec,disk_bytes,live_bytes,pending_compaction_bytes");
+    for l in 0..levels {
+        csv.push_str(&format!(",l{l}_bytes"));
+    }
+    csv.push('\n');
     for s in &samples {
         csv.push_str(&format!(
-            "{:.1},{:.0},{},{}\n",
-            s.second, s.ops_per_sec, s.disk_bytes, s.live_bytes
+            "{:.1},{:.0},{},{},{}",
+            s.second, s.ops_per_sec, s.disk_bytes, s.live_bytes, s.pending_compaction_bytes
         ));
+        for l in 0..levels {
+            csv.push_str(&format!(",{}", s.level_bytes.get(l).copied().unwrap_or(0)));
+        }
+        csv.push('\n');
     }
     let csv_path = out.join("sustained.csv");
     std::fs::write(&csv_path, csv).with_context(|| format!("write {}", csv_path.display()))?;
