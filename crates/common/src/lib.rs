@@ -17,4 +17,4 @@ pub mod write_batch;
 pub use error::{Error, ErrorKind, IoResultExt, Result, ResultExt};
 pub use iter::{BoxedIterator, InternalIterator};
 pub use key::{SeqNo, ValueKind};
-pub use write_batch::{BatchEntry, CfId, DEFAULT_CF_ID, WriteBatch};
+pub use write_batch::{BatchEntry, BatchMarker, CfId, DEFAULT_CF_ID, WriteBatch};

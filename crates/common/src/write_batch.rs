@@ -4,13 +4,20 @@
 //! atomic as one unit. Format (all integers little-endian, varints LEB128):
 //!
 //! ```text
-//! batch   := seqno:u64  count:u32  entry*count
+//! batch   := seqno:u64  count:u32  [marker]  entry*(count & 0x7fff_ffff)
+//! marker  := marker_kind:u8  xid:bytes                 present when bit 31 of count is set
 //! entry   := kind:u8  cf_id:varint32  key:bytes  [value:bytes]   value only for Put, RangeDelete
 //! bytes   := len:varint64  byte*len
 //! ```
 //!
 //! `seqno` is the sequence number of the first entry; entry `i` gets `seqno + i`. It is zero
 //! until the write path assigns it at commit.
+//!
+//! A *marker* ties a batch to a two-phase-commit transaction named by an encoded xid (see
+//! [`BatchMarker`]): `1` prepare (the entries are logged but not applied), `2` commit (the
+//! entries are applied and the prepared transaction is finished), `3` rollback (no entries;
+//! the prepared transaction is forgotten). Batches without a marker are unchanged from the
+//! first format, so old WAL records stay readable.
 
 use crate::coding::{Decoder, put_length_prefixed, put_varint32};
 use crate::error::{Error, Result};
@@ -24,6 +31,33 @@ pub type CfId = u32;
 
 /// The id of the default column family.
 pub const DEFAULT_CF_ID: CfId = 0;
+
+/// Bit 31 of the header's count: a marker follows the header.
+const MARKER_FLAG: u32 = 0x8000_0000;
+
+/// What a batch's marker says about the two-phase-commit transaction it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BatchMarker {
+    /// The batch's entries are the prepared writes of the transaction: logged durably, not
+    /// applied (they get no sequence numbers) until a commit marker for the same xid.
+    Prepare = 1,
+    /// The batch's entries are the transaction's writes, applied now; the prepared
+    /// transaction is finished.
+    Commit = 2,
+    /// The prepared transaction is rolled back; the batch has no entries.
+    Rollback = 3,
+}
+
+impl BatchMarker {
+    fn from_u8(b: u8) -> Option<BatchMarker> {
+        match b {
+            1 => Some(BatchMarker::Prepare),
+            2 => Some(BatchMarker::Commit),
+            3 => Some(BatchMarker::Rollback),
+            _ => None,
+        }
+    }
+}
 
 /// One decoded entry of a batch, borrowing from the batch's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +76,10 @@ pub struct BatchEntry<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
+    /// Number of entries (without the marker flag).
     count: u32,
+    /// Bytes of the marker after the header; 0 when there is none.
+    marker_len: usize,
 }
 
 impl Default for WriteBatch {
@@ -56,7 +93,11 @@ impl WriteBatch {
     pub fn new() -> Self {
         let mut rep = Vec::with_capacity(64);
         rep.extend_from_slice(&[0u8; BATCH_HEADER_LEN]);
-        WriteBatch { rep, count: 0 }
+        WriteBatch {
+            rep,
+            count: 0,
+            marker_len: 0,
+        }
     }
 
     fn push(&mut self, kind: ValueKind, cf: CfId, key: &[u8], value: Option<&[u8]>) {
@@ -66,10 +107,38 @@ impl WriteBatch {
         if let Some(v) = value {
             put_length_prefixed(&mut self.rep, v);
         }
-        self.count = self.count.saturating_add(1);
+        self.count = self.count.saturating_add(1).min(!MARKER_FLAG);
+        self.write_count_field();
+    }
+
+    fn write_count_field(&mut self) {
+        let field = self.count | if self.marker_len > 0 { MARKER_FLAG } else { 0 };
         if let Some(c) = self.rep.get_mut(8..12) {
-            c.copy_from_slice(&self.count.to_le_bytes());
+            c.copy_from_slice(&field.to_le_bytes());
         }
+    }
+
+    /// Tags this batch with a two-phase-commit marker for the transaction named by `xid`
+    /// (replacing any marker it had). Batches with a marker are logged as WAL records of
+    /// their own, never merged with other batches.
+    pub fn set_marker(&mut self, marker: BatchMarker, xid: &[u8]) {
+        let mut encoded = vec![marker as u8];
+        put_length_prefixed(&mut encoded, xid);
+        let old = BATCH_HEADER_LEN..BATCH_HEADER_LEN + self.marker_len;
+        self.rep.splice(old, encoded.iter().copied());
+        self.marker_len = encoded.len();
+        self.write_count_field();
+    }
+
+    /// The batch's marker and the xid it names, if it has one.
+    pub fn marker(&self) -> Option<(BatchMarker, &[u8])> {
+        if self.marker_len == 0 {
+            return None;
+        }
+        let mut d = Decoder::new(self.rep.get(BATCH_HEADER_LEN..)?);
+        let kind = BatchMarker::from_u8(d.u8("marker").ok()?)?;
+        let xid = d.length_prefixed("xid").ok()?;
+        Some((kind, xid))
     }
 
     /// Adds a put of `key` -> `value` in column family `cf`.
@@ -128,11 +197,12 @@ impl WriteBatch {
         self.count == 0
     }
 
-    /// Removes every entry.
+    /// Removes every entry and the marker.
     pub fn clear(&mut self) {
         self.rep.truncate(BATCH_HEADER_LEN);
         self.rep.fill(0);
         self.count = 0;
+        self.marker_len = 0;
     }
 
     /// Size of the encoded batch in bytes.
@@ -165,8 +235,24 @@ impl WriteBatch {
     pub fn from_data(data: Vec<u8>) -> Result<WriteBatch> {
         let mut d = Decoder::new(&data);
         d.u64_le("write batch seqno")?;
-        let count = d.u32_le("write batch count")?;
-        let batch = WriteBatch { rep: data, count };
+        let field = d.u32_le("write batch count")?;
+        let count = field & !MARKER_FLAG;
+        let mut marker_len = 0;
+        if field & MARKER_FLAG != 0 {
+            let kind = d.u8("write batch marker")?;
+            if BatchMarker::from_u8(kind).is_none() {
+                return Err(Error::corruption(format!(
+                    "write batch has unknown marker kind {kind:#04x}"
+                )));
+            }
+            d.length_prefixed("write batch marker xid")?;
+            marker_len = d.position() - BATCH_HEADER_LEN;
+        }
+        let batch = WriteBatch {
+            rep: data,
+            count,
+            marker_len,
+        };
         let mut seen = 0u32;
         for e in batch.iter() {
             e?;
@@ -183,7 +269,9 @@ impl WriteBatch {
     /// Iterates the entries in order. Each item is an error if the bytes are malformed.
     pub fn iter(&self) -> WriteBatchIter<'_> {
         let mut d = Decoder::new(&self.rep);
-        let ok = d.bytes(BATCH_HEADER_LEN, "write batch header").is_ok();
+        let ok = d
+            .bytes(BATCH_HEADER_LEN + self.marker_len, "write batch header")
+            .is_ok();
         WriteBatchIter {
             d,
             failed: !ok,
@@ -191,14 +279,12 @@ impl WriteBatch {
         }
     }
 
-    /// Appends every entry of `other` to this batch.
+    /// Appends every entry of `other` to this batch (not its marker).
     pub fn append(&mut self, other: &WriteBatch) {
-        if let Some(body) = other.rep.get(BATCH_HEADER_LEN..) {
+        if let Some(body) = other.rep.get(BATCH_HEADER_LEN + other.marker_len..) {
             self.rep.extend_from_slice(body);
-            self.count = self.count.saturating_add(other.count);
-            if let Some(c) = self.rep.get_mut(8..12) {
-                c.copy_from_slice(&self.count.to_le_bytes());
-            }
+            self.count = self.count.saturating_add(other.count).min(!MARKER_FLAG);
+            self.write_count_field();
         }
     }
 }
@@ -319,6 +405,33 @@ mod tests {
         d.pop();
         assert!(WriteBatch::from_data(d).is_err());
         assert!(WriteBatch::from_data(vec![1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn marker_round_trips_and_leaves_entries_alone() {
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        b.set_marker(BatchMarker::Prepare, b"xid-1");
+        b.delete(b"b");
+        b.set_marker(BatchMarker::Commit, b"xid-22");
+        b.set_seqno(9);
+        let b2 = WriteBatch::from_data(b.data().to_vec()).unwrap();
+        assert_eq!(b2.marker(), Some((BatchMarker::Commit, &b"xid-22"[..])));
+        assert_eq!(b2.len(), 2);
+        let keys: Vec<_> = b2.iter().map(|e| e.unwrap().key.to_vec()).collect();
+        assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
+        let mut plain = WriteBatch::new();
+        plain.append(&b2);
+        assert_eq!(plain.marker(), None);
+        assert_eq!(plain.len(), 2);
+        let mut bad = b2.data().to_vec();
+        bad[BATCH_HEADER_LEN] = 9;
+        assert!(WriteBatch::from_data(bad).is_err());
+        let mut rb = WriteBatch::new();
+        rb.set_marker(BatchMarker::Rollback, b"x");
+        let rb2 = WriteBatch::from_data(rb.data().to_vec()).unwrap();
+        assert!(rb2.is_empty());
+        assert_eq!(rb2.marker(), Some((BatchMarker::Rollback, &b"x"[..])));
     }
 
     proptest! {
