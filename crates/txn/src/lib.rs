@@ -1,3 +1,31 @@
-//! Transactions for Riptide: optimistic and pessimistic concurrency control, savepoints and
-//! two-phase commit. Not implemented yet: this crate is reserved for that work (issue 4), so
-//! the workspace layout matches the design from the start.
+//! The engine-independent building blocks of Riptide transactions.
+//!
+//! This crate holds the parts of transactions that do not need a database:
+//!
+//! - [`LockManager`]: striped shared/exclusive row locks for pessimistic transactions, with wait
+//!   timeouts and deadlock detection (the requester that would close a cycle is the victim).
+//! - [`WriteBuffer`]: a transaction's indexed write set (read-your-own-writes, ordered seeks in
+//!   both directions for the merging iterator), nested savepoints with undo logs, and the list
+//!   of row locks the transaction took.
+//! - [`TrackedKeys`]: the keys a transaction read for update or wrote, with the first sequence
+//!   number each was seen at, for optimistic validation at commit.
+//! - [`Xid`]: XA two-phase-commit transaction ids and their byte encoding.
+//!
+//! `Transaction` itself, the transactional database handle, commit (optimistic validation or
+//! lock release, write of the batch), two-phase commit recovery and the iterator that merges a
+//! [`WriteBuffer`] with a database snapshot live in the `riptide` facade crate, because they
+//! need the database.
+
+mod key_fmt;
+mod lock_manager;
+mod read_set;
+mod wait_for;
+mod write_buffer;
+mod xid;
+
+pub use lock_manager::{
+    LockKey, LockManager, LockManagerOptions, LockManagerStats, LockMode, TxnId,
+};
+pub use read_set::TrackedKeys;
+pub use write_buffer::{BufferedOp, ENTRY_OVERHEAD_BYTES, WriteBuffer};
+pub use xid::{MAX_BQUAL_LEN, MAX_GTRID_LEN, Xid};

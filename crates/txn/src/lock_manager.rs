@@ -1,0 +1,617 @@
+//! Row locks for pessimistic transactions: shared and exclusive locks on `(column family, key)`,
+//! striped so that unrelated keys never contend, with wait timeouts and deadlock detection.
+//!
+//! The lock table does not know or care whether a key exists in the database: locking a key
+//! nobody has written yet is how two inserts of the same new primary key serialize.
+//!
+//! # Policies
+//!
+//! - **Re-entrancy.** A transaction that already holds a mode at least as strong as the one it
+//!   asks for is granted at once. Locks are not counted: one [`LockManager::unlock`] releases the
+//!   key whatever the number of [`LockManager::lock`] calls.
+//! - **Upgrade.** A shared holder asking for exclusive is upgraded when it is the only holder;
+//!   otherwise it waits like any other request. Two shared holders that both try to upgrade wait
+//!   for each other, which deadlock detection reports.
+//! - **Fairness.** While an exclusive request (including an upgrade) is waiting on a key, new
+//!   shared requests from transactions that do not hold the key wait behind it, so a stream of
+//!   readers cannot starve a writer. Exclusive requests are not queued among themselves: when the
+//!   key frees up, whichever waiter runs first wins.
+//! - **Deadlocks.** See [`LockManagerOptions::deadlock_detect`]: the requester that would close
+//!   a cycle is the victim, and a wait-for chain longer than
+//!   [`LockManagerOptions::max_deadlock_depth`] counts as a deadlock (InnoDB does the same).
+//! - **Waking.** Each stripe has one condition variable; a release wakes every waiter of that
+//!   stripe, and each re-checks its own key.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use riptide_common::{CfId, Error, ErrorKind, Result};
+
+use crate::key_fmt::{KeyFmt, TxnsFmt};
+use crate::wait_for::{Deadlock, WaitForGraph};
+
+/// The id of a transaction, as the lock manager sees it. Unique among live transactions.
+pub type TxnId = u64;
+
+/// The strength of a row lock. `Shared < Exclusive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LockMode {
+    /// Many transactions may hold a shared lock on the same key at once (`SELECT ... LOCK IN
+    /// SHARE MODE`).
+    Shared,
+    /// Only one transaction may hold an exclusive lock, and no one else any lock (writes,
+    /// `SELECT ... FOR UPDATE`).
+    Exclusive,
+}
+
+impl LockMode {
+    /// `"shared"` or `"exclusive"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockMode::Shared => "shared",
+            LockMode::Exclusive => "exclusive",
+        }
+    }
+}
+
+impl fmt::Display for LockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An owned lock target: a column family and a user key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockKey {
+    cf: CfId,
+    key: Vec<u8>,
+}
+
+impl LockKey {
+    /// The lock target `key` in column family `cf`.
+    pub fn new(cf: CfId, key: &[u8]) -> Self {
+        LockKey {
+            cf,
+            key: key.to_vec(),
+        }
+    }
+
+    /// The column family.
+    pub fn cf(&self) -> CfId {
+        self.cf
+    }
+
+    /// The user key.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+}
+
+impl fmt::Display for LockKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        KeyFmt {
+            cf: self.cf,
+            key: &self.key,
+        }
+        .fmt(f)
+    }
+}
+
+/// Settings of a [`LockManager`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockManagerOptions {
+    /// How many independently locked partitions the lock table has; keys are spread over them
+    /// by hash. More stripes mean less contention and more memory. `0` is treated as `1`.
+    /// Default `64` (RocksDB: `TransactionDBOptions::num_stripes`, default 16).
+    pub num_stripes: usize,
+    /// Whether a request that has to wait first checks that waiting would not close a cycle of
+    /// transactions waiting for each other. If it would, the *requester* is the victim: its
+    /// request fails with [`ErrorKind::Deadlock`] and it keeps the locks it already holds (its
+    /// owner is expected to roll back). When off, deadlocked transactions wait until their lock
+    /// timeout. Default `true` (RocksDB: `TransactionOptions::deadlock_detect`, default false;
+    /// MyRocks turns it on with `rocksdb_deadlock_detect`).
+    pub deadlock_detect: bool,
+    /// The longest wait-for chain (in transactions, the requester included) the deadlock search
+    /// follows. A longer chain is reported as a deadlock, as InnoDB does, so a pathological
+    /// graph cannot make every lock wait expensive. Values below `2` are treated as `2`.
+    /// Default `100` (RocksDB: `TransactionOptions::deadlock_detect_depth`, default 50).
+    pub max_deadlock_depth: usize,
+}
+
+impl Default for LockManagerOptions {
+    fn default() -> Self {
+        LockManagerOptions {
+            num_stripes: 64,
+            deadlock_detect: true,
+            max_deadlock_depth: 100,
+        }
+    }
+}
+
+/// Counters of a [`LockManager`] since it was created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LockManagerStats {
+    /// Successful [`LockManager::lock`] calls, re-entrant ones included.
+    pub granted: u64,
+    /// Requests that could not be granted at once and waited (zero-timeout failures excluded).
+    pub waits: u64,
+    /// Total time spent waiting, whatever the outcome of the wait.
+    pub wait_time: Duration,
+    /// Requests that failed with [`ErrorKind::TimedOut`] (zero-timeout failures included).
+    pub timeouts: u64,
+    /// Requests that failed with [`ErrorKind::Deadlock`].
+    pub deadlocks: u64,
+    /// Keys currently locked by at least one transaction.
+    pub locked_keys: u64,
+}
+
+/// The lock table entry of one key.
+#[derive(Debug, Default)]
+struct LockEntry {
+    /// Who holds the key, in which mode. Either one exclusive holder or any number of shared.
+    holders: Vec<(TxnId, LockMode)>,
+    /// Transactions waiting for an exclusive lock (upgrades included), which new shared
+    /// requests queue behind.
+    exclusive_waiters: Vec<TxnId>,
+}
+
+impl LockEntry {
+    /// Grants `mode` to `txn` if compatible; otherwise returns the transactions it must wait
+    /// for (sorted, unique, never `txn` itself).
+    fn try_acquire(&mut self, txn: TxnId, mode: LockMode) -> std::result::Result<(), Vec<TxnId>> {
+        let mine = self.holders.iter().position(|&(t, _)| t == txn);
+        let held = mine.and_then(|i| self.holders.get(i)).map(|&(_, m)| m);
+        if held.is_some_and(|m| m >= mode) {
+            return Ok(());
+        }
+        let mut blockers: Vec<TxnId> = match mode {
+            LockMode::Shared => self
+                .holders
+                .iter()
+                .filter(|&&(t, m)| m == LockMode::Exclusive && t != txn)
+                .map(|&(t, _)| t)
+                .chain(self.exclusive_waiters.iter().copied().filter(|&t| t != txn))
+                .collect(),
+            LockMode::Exclusive => self
+                .holders
+                .iter()
+                .filter(|&&(t, _)| t != txn)
+                .map(|&(t, _)| t)
+                .collect(),
+        };
+        if blockers.is_empty() {
+            match mine.and_then(|i| self.holders.get_mut(i)) {
+                Some(slot) => slot.1 = mode,
+                None => self.holders.push((txn, mode)),
+            }
+            return Ok(());
+        }
+        blockers.sort_unstable();
+        blockers.dedup();
+        Err(blockers)
+    }
+
+    fn is_unused(&self) -> bool {
+        self.holders.is_empty() && self.exclusive_waiters.is_empty()
+    }
+}
+
+/// Counters kept per stripe, under the stripe mutex (no shared atomics on the fast path).
+#[derive(Debug, Default)]
+struct Counters {
+    granted: u64,
+    waits: u64,
+    wait_time: Duration,
+    timeouts: u64,
+    deadlocks: u64,
+}
+
+/// One partition of the lock table. Per-column-family maps are kept once created (they keep
+/// their capacity), so a stripe's memory is bounded by its peak number of locked keys.
+#[derive(Debug, Default)]
+struct StripeState {
+    keys: HashMap<CfId, HashMap<Vec<u8>, LockEntry>>,
+    counters: Counters,
+}
+
+impl StripeState {
+    fn try_acquire(
+        &mut self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        mode: LockMode,
+    ) -> std::result::Result<(), Vec<TxnId>> {
+        let per_cf = self.keys.entry(cf).or_default();
+        match per_cf.get_mut(key) {
+            Some(entry) => entry.try_acquire(txn, mode),
+            None => {
+                per_cf.insert(
+                    key.to_vec(),
+                    LockEntry {
+                        holders: vec![(txn, mode)],
+                        exclusive_waiters: Vec::new(),
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn entry_mut(&mut self, cf: CfId, key: &[u8]) -> Option<&mut LockEntry> {
+        self.keys.get_mut(&cf).and_then(|m| m.get_mut(key))
+    }
+
+    /// Drops the entry of `key` if nobody holds or waits for it.
+    fn collect(&mut self, cf: CfId, key: &[u8]) {
+        if let Some(per_cf) = self.keys.get_mut(&cf)
+            && per_cf.get(key).is_some_and(LockEntry::is_unused)
+        {
+            per_cf.remove(key);
+        }
+    }
+
+    /// Says who `blockers` are: `held by txn 1 (shared)`, plus `queued behind exclusive
+    /// request of txn 2` for blockers that wait rather than hold.
+    fn describe_blockers(&mut self, cf: CfId, key: &[u8], blockers: &[TxnId]) -> String {
+        let holders: Vec<(TxnId, LockMode)> = self
+            .entry_mut(cf, key)
+            .map(|e| e.holders.clone())
+            .unwrap_or_default();
+        let held: Vec<TxnId> = blockers
+            .iter()
+            .copied()
+            .filter(|b| holders.iter().any(|&(t, _)| t == *b))
+            .collect();
+        let queued: Vec<TxnId> = blockers
+            .iter()
+            .copied()
+            .filter(|b| !held.contains(b))
+            .collect();
+        let mut out = String::new();
+        if !held.is_empty() {
+            let mode = if holders.iter().any(|&(_, m)| m == LockMode::Exclusive) {
+                LockMode::Exclusive
+            } else {
+                LockMode::Shared
+            };
+            out = format!("held by {} ({mode})", TxnsFmt(&held));
+        }
+        if !queued.is_empty() {
+            if !out.is_empty() {
+                out.push_str(", ");
+            }
+            out.push_str(&format!(
+                "queued behind the exclusive request of {}",
+                TxnsFmt(&queued)
+            ));
+        }
+        out
+    }
+
+    /// Removes `txn` from the holders of `key`; returns whether it held it.
+    fn release(&mut self, txn: TxnId, cf: CfId, key: &[u8]) -> bool {
+        let Some(entry) = self.entry_mut(cf, key) else {
+            return false;
+        };
+        let Some(i) = entry.holders.iter().position(|&(t, _)| t == txn) else {
+            return false;
+        };
+        entry.holders.swap_remove(i);
+        self.collect(cf, key);
+        true
+    }
+}
+
+#[derive(Debug, Default)]
+struct Stripe {
+    state: Mutex<StripeState>,
+    released: Condvar,
+}
+
+/// The row-lock table shared by all pessimistic transactions of a database.
+///
+/// The lock manager does not remember which keys a transaction holds: the transaction keeps
+/// that list (see [`WriteBuffer::record_lock`](crate::WriteBuffer::record_lock)) and hands it
+/// to [`LockManager::unlock_all`] at commit or rollback. A transaction must not wait for two
+/// locks at once (one thread per transaction at a time).
+#[derive(Debug)]
+pub struct LockManager {
+    stripes: Box<[Stripe]>,
+    /// Present when deadlock detection is on; only touched by requests that wait.
+    graph: Option<WaitForGraph>,
+}
+
+impl Default for LockManager {
+    fn default() -> Self {
+        Self::new(LockManagerOptions::default())
+    }
+}
+
+impl LockManager {
+    /// An empty lock table with the given settings.
+    pub fn new(options: LockManagerOptions) -> Self {
+        let stripes = (0..options.num_stripes.max(1))
+            .map(|_| Stripe::default())
+            .collect();
+        LockManager {
+            stripes,
+            graph: options
+                .deadlock_detect
+                .then(|| WaitForGraph::new(options.max_deadlock_depth)),
+        }
+    }
+
+    /// Locks `key` of column family `cf` in `mode` for `txn`, waiting up to `timeout` for
+    /// conflicting holders to release it.
+    ///
+    /// Returns at once if `txn` already holds the key in `mode` or a stronger one. A shared
+    /// holder asking for [`LockMode::Exclusive`] is upgraded once it is the only holder.
+    ///
+    /// # Errors
+    ///
+    /// - [`ErrorKind::TimedOut`] if the lock was not granted within `timeout`. A zero timeout
+    ///   means "do not wait": a lock that is not grantable at once fails with `TimedOut` too
+    ///   (not `Busy`), so callers handle one kind for "lock not obtained in time". A timeout too
+    ///   large to represent as a deadline waits forever.
+    /// - [`ErrorKind::Deadlock`] if deadlock detection is on and waiting would close a cycle of
+    ///   waiting transactions, or a wait-for chain longer than the configured depth. `txn` keeps
+    ///   the locks it already holds.
+    ///
+    /// In both cases nothing changed for `txn` on `key` (a shared holder that failed to upgrade
+    /// still holds its shared lock).
+    pub fn lock(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        mode: LockMode,
+        timeout: Duration,
+    ) -> Result<()> {
+        let stripe = self.stripe(cf, key)?;
+        let mut state = stripe.state.lock();
+        let mut blockers = match state.try_acquire(txn, cf, key, mode) {
+            Ok(()) => {
+                state.counters.granted += 1;
+                return Ok(());
+            }
+            Err(blockers) => blockers,
+        };
+        if timeout.is_zero() {
+            state.counters.timeouts += 1;
+            return Err(Error::new(
+                ErrorKind::TimedOut,
+                format!(
+                    "lock not available without waiting (timeout 0): txn {txn} wants {mode} lock \
+                     on {}, {}",
+                    KeyFmt { cf, key },
+                    state.describe_blockers(cf, key, &blockers)
+                ),
+            ));
+        }
+
+        let started = Instant::now();
+        let deadline = started.checked_add(timeout);
+        state.counters.waits += 1;
+        if mode == LockMode::Exclusive
+            && let Some(entry) = state.entry_mut(cf, key)
+        {
+            entry.exclusive_waiters.push(txn);
+        }
+        let wait = Wait {
+            stripe,
+            txn,
+            cf,
+            key,
+            mode,
+            started,
+        };
+        // The blockers last written to the wait-for graph (empty: nothing recorded).
+        let mut recorded: Vec<TxnId> = Vec::new();
+        loop {
+            if let Some(graph) = &self.graph
+                && blockers != recorded
+            {
+                match graph.wait(txn, &blockers) {
+                    Ok(()) => recorded.clone_from(&blockers),
+                    Err(deadlock) => {
+                        // The graph already dropped the victim's edges.
+                        self.finish_wait(&wait, &mut state, &[], false);
+                        state.counters.deadlocks += 1;
+                        return Err(deadlock_error(&wait, deadlock));
+                    }
+                }
+            }
+            let timed_out = match deadline {
+                Some(deadline) => stripe.released.wait_until(&mut state, deadline).timed_out(),
+                None => {
+                    stripe.released.wait(&mut state);
+                    false
+                }
+            };
+            match state.try_acquire(txn, cf, key, mode) {
+                Ok(()) => {
+                    self.finish_wait(&wait, &mut state, &recorded, true);
+                    state.counters.granted += 1;
+                    return Ok(());
+                }
+                Err(now_blocking) => blockers = now_blocking,
+            }
+            if timed_out || deadline.is_some_and(|d| Instant::now() >= d) {
+                // Describe the blockers before leaving the queue can drop the entry.
+                let err = Error::new(
+                    ErrorKind::TimedOut,
+                    format!(
+                        "lock wait timeout after {}ms (limit {}ms): txn {txn} wants {mode} lock \
+                         on {}, {}",
+                        started.elapsed().as_millis(),
+                        timeout.as_millis(),
+                        KeyFmt { cf, key },
+                        state.describe_blockers(cf, key, &blockers)
+                    ),
+                );
+                self.finish_wait(&wait, &mut state, &recorded, false);
+                state.counters.timeouts += 1;
+                return Err(err);
+            }
+        }
+    }
+
+    /// Releases the lock `txn` holds on `key` of `cf` and wakes the waiters of its stripe.
+    /// Returns whether `txn` held it (releasing a lock not held is a no-op).
+    pub fn unlock(&self, txn: TxnId, cf: CfId, key: &[u8]) -> bool {
+        let Ok(stripe) = self.stripe(cf, key) else {
+            return false;
+        };
+        let released = stripe.state.lock().release(txn, cf, key);
+        if released {
+            stripe.released.notify_all();
+        }
+        released
+    }
+
+    /// Releases every lock in `keys` held by `txn` (commit or rollback). Keys `txn` does not
+    /// hold are skipped. Returns how many locks were released.
+    pub fn unlock_all<K: AsRef<[u8]>>(
+        &self,
+        txn: TxnId,
+        keys: impl IntoIterator<Item = (CfId, K)>,
+    ) -> usize {
+        keys.into_iter()
+            .filter(|(cf, key)| self.unlock(txn, *cf, key.as_ref()))
+            .count()
+    }
+
+    /// Who holds `key` of `cf` right now, in which mode (for diagnostics, like RocksDB's
+    /// `GetLockStatusData`). Sorted by transaction id.
+    pub fn holders(&self, cf: CfId, key: &[u8]) -> Vec<(TxnId, LockMode)> {
+        let Ok(stripe) = self.stripe(cf, key) else {
+            return Vec::new();
+        };
+        let mut holders = stripe
+            .state
+            .lock()
+            .entry_mut(cf, key)
+            .map(|e| e.holders.clone())
+            .unwrap_or_default();
+        holders.sort_unstable();
+        holders
+    }
+
+    /// How many transactions are recorded as waiting in the deadlock detector (0 when
+    /// detection is off). For tests and diagnostics.
+    pub fn waiting_txns(&self) -> usize {
+        self.graph.as_ref().map_or(0, WaitForGraph::waiting)
+    }
+
+    /// The counters summed over all stripes. Locks each stripe briefly in turn, so the result
+    /// is not an atomic snapshot under concurrent use.
+    pub fn stats(&self) -> LockManagerStats {
+        let mut stats = LockManagerStats::default();
+        for stripe in &*self.stripes {
+            let state = stripe.state.lock();
+            let c = &state.counters;
+            stats.granted += c.granted;
+            stats.waits += c.waits;
+            stats.wait_time += c.wait_time;
+            stats.timeouts += c.timeouts;
+            stats.deadlocks += c.deadlocks;
+            let locked: usize = state
+                .keys
+                .values()
+                .flat_map(HashMap::values)
+                .filter(|e| !e.holders.is_empty())
+                .count();
+            stats.locked_keys += locked as u64;
+        }
+        stats
+    }
+
+    fn stripe(&self, cf: CfId, key: &[u8]) -> Result<&Stripe> {
+        let hash = xxhash_rust::xxh3::xxh3_64_with_seed(key, u64::from(cf));
+        // The remainder is below the stripe count, so it fits in usize.
+        let index = (hash % self.stripes.len() as u64) as usize;
+        self.stripes.get(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "lock stripe {index} out of {} for {}",
+                    self.stripes.len(),
+                    KeyFmt { cf, key }
+                ),
+            )
+        })
+    }
+
+    /// Leaves the waiting state: drops the exclusive-waiter mark, the graph edges (if
+    /// `recorded` is not empty) and accounts the wait time.
+    fn finish_wait(
+        &self,
+        wait: &Wait<'_>,
+        state: &mut StripeState,
+        recorded: &[TxnId],
+        granted: bool,
+    ) {
+        if wait.mode == LockMode::Exclusive {
+            if let Some(entry) = state.entry_mut(wait.cf, wait.key)
+                && let Some(i) = entry.exclusive_waiters.iter().position(|&t| t == wait.txn)
+            {
+                entry.exclusive_waiters.swap_remove(i);
+            }
+            state.collect(wait.cf, wait.key);
+            if !granted {
+                // Shared requests may have been queued behind this one.
+                wait.stripe.released.notify_all();
+            }
+        }
+        if !recorded.is_empty()
+            && let Some(graph) = &self.graph
+        {
+            graph.remove(wait.txn);
+        }
+        state.counters.wait_time += wait.started.elapsed();
+    }
+}
+
+/// A request that is waiting, for error messages and cleanup.
+struct Wait<'a> {
+    stripe: &'a Stripe,
+    txn: TxnId,
+    cf: CfId,
+    key: &'a [u8],
+    mode: LockMode,
+    started: Instant,
+}
+
+fn deadlock_error(wait: &Wait<'_>, deadlock: Deadlock) -> Error {
+    let txn = wait.txn;
+    let what = format!(
+        "txn {txn} wants {} lock on {}",
+        wait.mode,
+        KeyFmt {
+            cf: wait.cf,
+            key: wait.key
+        }
+    );
+    let chain = |ids: &[TxnId]| {
+        ids.iter()
+            .map(|t| format!("txn {t}"))
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    let context = match deadlock {
+        Deadlock::Cycle(cycle) => format!(
+            "{what}: waiting would deadlock ({} -> txn {txn}); txn {txn} is the victim",
+            chain(&cycle)
+        ),
+        Deadlock::TooDeep(path) => format!(
+            "{what}: wait-for chain longer than {} transactions ({} -> ...), treated as a \
+             deadlock; txn {txn} is the victim",
+            path.len().saturating_sub(1),
+            chain(&path)
+        ),
+    };
+    Error::new(ErrorKind::Deadlock, context)
+}

@@ -1,0 +1,529 @@
+//! The indexed write set of one transaction: what it wrote, readable back in key order
+//! (read-your-own-writes), with nested savepoints and the list of row locks it took.
+//!
+//! # Savepoints
+//!
+//! Each savepoint keeps an undo log: the first time a key is written after the savepoint, the
+//! key's previous state (`None` if the buffer had no entry for it) is saved. Rolling back
+//! restores those states, so it costs O(keys touched since the savepoint), never a copy of the
+//! whole buffer. Releasing a savepoint ([`WriteBuffer::pop_savepoint`]) merges its undo log into
+//! the enclosing one, keeping the enclosing savepoint's older record where both have one.
+//!
+//! Each savepoint also lists the lock keys first recorded after it, which
+//! [`WriteBuffer::rollback_to_savepoint`] hands back so the transaction can release them.
+//!
+//! # Memory accounting
+//!
+//! [`WriteBuffer::approximate_bytes`] counts every key copy the buffer holds: each entry, each
+//! undo record and each lock record (in the lock set and in a savepoint's lock list) costs its
+//! key length, plus its value length if it holds a put, plus [`ENTRY_OVERHEAD_BYTES`].
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::mem;
+use std::ops::Bound;
+
+use riptide_common::{CfId, Error, Result};
+
+use crate::lock_manager::{LockKey, LockMode};
+
+/// What [`WriteBuffer::approximate_bytes`] adds per entry, undo record or lock record on top of
+/// the key and value bytes: an estimate of the map node, vector header and tag.
+pub const ENTRY_OVERHEAD_BYTES: usize = 48;
+
+/// The latest write of a transaction to one key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BufferedOp {
+    /// The key was set to this value.
+    Put(Vec<u8>),
+    /// The key was deleted.
+    Delete,
+    /// The key was deleted with a single-delete (the caller promises it was written at most
+    /// once since the last delete).
+    SingleDelete,
+}
+
+impl BufferedOp {
+    /// The value of a [`BufferedOp::Put`], `None` for deletions.
+    pub fn value(&self) -> Option<&[u8]> {
+        match self {
+            BufferedOp::Put(v) => Some(v),
+            BufferedOp::Delete | BufferedOp::SingleDelete => None,
+        }
+    }
+
+    /// Whether this is a deletion of either kind.
+    pub fn is_delete(&self) -> bool {
+        self.value().is_none()
+    }
+
+    fn value_len(&self) -> usize {
+        self.value().map_or(0, <[u8]>::len)
+    }
+}
+
+/// The cost of one record holding `key` and, optionally, `op`.
+fn record_bytes(key: &[u8], op: Option<&BufferedOp>) -> usize {
+    key.len() + op.map_or(0, BufferedOp::value_len) + ENTRY_OVERHEAD_BYTES
+}
+
+/// `key -> previous state`, per column family.
+type UndoLog = HashMap<CfId, HashMap<Vec<u8>, Option<BufferedOp>>>;
+
+/// One open savepoint.
+#[derive(Debug, Default)]
+struct Savepoint {
+    /// The state of each key before its first write after this savepoint.
+    undo: UndoLog,
+    /// Keys whose lock was first recorded after this savepoint, in recording order.
+    locks: Vec<LockKey>,
+}
+
+/// The write set of one transaction, ordered by `(column family, key)`.
+///
+/// Entries live in one ordered map per column family (equivalent to one map keyed by
+/// `(cf, key)`, but searchable with a borrowed key). The last write to a key wins.
+#[derive(Debug, Default)]
+pub struct WriteBuffer {
+    entries: BTreeMap<CfId, BTreeMap<Vec<u8>, BufferedOp>>,
+    savepoints: Vec<Savepoint>,
+    locks: HashMap<CfId, HashMap<Vec<u8>, LockMode>>,
+    bytes: usize,
+}
+
+impl WriteBuffer {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `key = value` in `cf`.
+    pub fn put(&mut self, cf: CfId, key: &[u8], value: &[u8]) {
+        self.write(cf, key, BufferedOp::Put(value.to_vec()));
+    }
+
+    /// Records a deletion of `key` in `cf`.
+    pub fn delete(&mut self, cf: CfId, key: &[u8]) {
+        self.write(cf, key, BufferedOp::Delete);
+    }
+
+    /// Records a single-delete of `key` in `cf`.
+    pub fn single_delete(&mut self, cf: CfId, key: &[u8]) {
+        self.write(cf, key, BufferedOp::SingleDelete);
+    }
+
+    /// Replaces the entry of `key` with `op`, saving its previous state in the innermost
+    /// savepoint's undo log if this is the key's first write since that savepoint.
+    fn write(&mut self, cf: CfId, key: &[u8], op: BufferedOp) {
+        let added = op.value_len();
+        let map = self.entries.entry(cf).or_default();
+        let prev = match map.get_mut(key) {
+            Some(slot) => {
+                let prev = mem::replace(slot, op);
+                self.bytes = self.bytes.saturating_sub(prev.value_len()) + added;
+                Some(prev)
+            }
+            None => {
+                map.insert(key.to_vec(), op);
+                self.bytes += key.len() + added + ENTRY_OVERHEAD_BYTES;
+                None
+            }
+        };
+        if let Some(savepoint) = self.savepoints.last_mut() {
+            let undo = savepoint.undo.entry(cf).or_default();
+            if !undo.contains_key(key) {
+                self.bytes += record_bytes(key, prev.as_ref());
+                undo.insert(key.to_vec(), prev);
+            }
+        }
+    }
+
+    /// The latest write to `key` in `cf`, if any.
+    pub fn get(&self, cf: CfId, key: &[u8]) -> Option<&BufferedOp> {
+        self.entries.get(&cf).and_then(|m| m.get(key))
+    }
+
+    /// The entries of `cf` between `lower` and `upper`, in key order; iterate from either end.
+    /// Bounds that describe an empty range (`lower` above `upper`, or equal and not both
+    /// included) yield nothing.
+    pub fn range<'a>(
+        &'a self,
+        cf: CfId,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> impl DoubleEndedIterator<Item = (&'a [u8], &'a BufferedOp)> + 'a {
+        let range = self
+            .entries
+            .get(&cf)
+            .filter(|_| bounds_nonempty(lower, upper))
+            .map(|m| m.range::<[u8], _>((lower, upper)));
+        range
+            .into_iter()
+            .flatten()
+            .map(|(k, op)| (k.as_slice(), op))
+    }
+
+    /// The first entry of `cf` with a key `>= key`.
+    pub fn seek_ge(&self, cf: CfId, key: &[u8]) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Included(key), Bound::Unbounded)
+            .next()
+    }
+
+    /// The first entry of `cf` with a key `> key` (the entry after `key`).
+    pub fn next_after(&self, cf: CfId, key: &[u8]) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Excluded(key), Bound::Unbounded)
+            .next()
+    }
+
+    /// The last entry of `cf` with a key `<= key`.
+    pub fn seek_le(&self, cf: CfId, key: &[u8]) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Unbounded, Bound::Included(key))
+            .next_back()
+    }
+
+    /// The last entry of `cf` with a key `< key` (the entry before `key`).
+    pub fn prev_before(&self, cf: CfId, key: &[u8]) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Unbounded, Bound::Excluded(key))
+            .next_back()
+    }
+
+    /// The entry of `cf` with the smallest key.
+    pub fn first(&self, cf: CfId) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Unbounded, Bound::Unbounded).next()
+    }
+
+    /// The entry of `cf` with the largest key.
+    pub fn last(&self, cf: CfId) -> Option<(&[u8], &BufferedOp)> {
+        self.range(cf, Bound::Unbounded, Bound::Unbounded)
+            .next_back()
+    }
+
+    /// Every entry in `(column family, key)` order, for building the commit batch.
+    pub fn iter_all(&self) -> impl Iterator<Item = (CfId, &[u8], &BufferedOp)> + '_ {
+        self.entries
+            .iter()
+            .flat_map(|(&cf, m)| m.iter().map(move |(k, op)| (cf, k.as_slice(), op)))
+    }
+
+    /// The number of keys with an entry.
+    pub fn len(&self) -> usize {
+        self.entries.values().map(BTreeMap::len).sum()
+    }
+
+    /// Whether no key has an entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.values().all(BTreeMap::is_empty)
+    }
+
+    /// The approximate memory held: entries, undo records and lock records (see the module
+    /// documentation for the formula).
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Discards every entry, savepoint and lock record (after commit or rollback, once the
+    /// locks were released).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.savepoints.clear();
+        self.locks.clear();
+        self.bytes = 0;
+    }
+
+    /// Opens a savepoint, nested inside any open ones.
+    pub fn set_savepoint(&mut self) {
+        self.savepoints.push(Savepoint::default());
+    }
+
+    /// How many savepoints are open.
+    pub fn savepoint_depth(&self) -> usize {
+        self.savepoints.len()
+    }
+
+    /// Undoes every write made since the innermost savepoint and removes that savepoint.
+    ///
+    /// Returns the lock keys first recorded since the savepoint; they are no longer in the lock
+    /// set ([`WriteBuffer::locked_keys`]), so the caller must release them all
+    /// ([`LockManager::unlock_all`](crate::LockManager::unlock_all)). Locks recorded before the
+    /// savepoint stay, in their current mode: an upgrade from shared to exclusive made after the
+    /// savepoint is not undone (holding too strong a lock is safe).
+    ///
+    /// # Errors
+    ///
+    /// [`riptide_common::ErrorKind::NotFound`] if no savepoint is open; nothing changes.
+    pub fn rollback_to_savepoint(&mut self) -> Result<Vec<LockKey>> {
+        let savepoint = self.savepoints.pop().ok_or_else(|| {
+            Error::not_found("rollback to savepoint: no savepoint is open in this transaction")
+        })?;
+        for (cf, undo) in savepoint.undo {
+            let map = self.entries.entry(cf).or_default();
+            for (key, prev) in undo {
+                let mut freed = record_bytes(&key, prev.as_ref());
+                if let Some(current) = map.remove(&key) {
+                    freed += record_bytes(&key, Some(&current));
+                }
+                self.bytes = self.bytes.saturating_sub(freed);
+                if let Some(prev) = prev {
+                    self.bytes += record_bytes(&key, Some(&prev));
+                    map.insert(key, prev);
+                }
+            }
+            if map.is_empty() {
+                self.entries.remove(&cf);
+            }
+        }
+        for lock in &savepoint.locks {
+            // Its record in the savepoint list and in the lock set.
+            let mut freed = record_bytes(lock.key(), None);
+            if let Some(per_cf) = self.locks.get_mut(&lock.cf()) {
+                if per_cf.remove(lock.key()).is_some() {
+                    freed += record_bytes(lock.key(), None);
+                }
+                if per_cf.is_empty() {
+                    self.locks.remove(&lock.cf());
+                }
+            }
+            self.bytes = self.bytes.saturating_sub(freed);
+        }
+        Ok(savepoint.locks)
+    }
+
+    /// Releases the innermost savepoint without undoing anything: its writes and locks now
+    /// belong to the enclosing savepoint (or to the transaction, if it was the outermost).
+    ///
+    /// # Errors
+    ///
+    /// [`riptide_common::ErrorKind::NotFound`] if no savepoint is open.
+    pub fn pop_savepoint(&mut self) -> Result<()> {
+        let savepoint = self.savepoints.pop().ok_or_else(|| {
+            Error::not_found("release savepoint: no savepoint is open in this transaction")
+        })?;
+        let mut freed = 0;
+        match self.savepoints.last_mut() {
+            Some(outer) => {
+                for (cf, undo) in savepoint.undo {
+                    let outer_undo = outer.undo.entry(cf).or_default();
+                    for (key, prev) in undo {
+                        // The enclosing savepoint's record, if any, is older: keep it.
+                        match outer_undo.entry(key) {
+                            Entry::Occupied(older) => {
+                                freed += record_bytes(older.key(), prev.as_ref());
+                            }
+                            Entry::Vacant(slot) => {
+                                slot.insert(prev);
+                            }
+                        }
+                    }
+                }
+                outer.locks.extend(savepoint.locks);
+            }
+            None => {
+                let undo = savepoint.undo.values().flat_map(HashMap::iter);
+                freed += undo
+                    .map(|(key, prev)| record_bytes(key, prev.as_ref()))
+                    .sum::<usize>();
+                freed += savepoint
+                    .locks
+                    .iter()
+                    .map(|l| record_bytes(l.key(), None))
+                    .sum::<usize>();
+            }
+        }
+        self.bytes = self.bytes.saturating_sub(freed);
+        Ok(())
+    }
+
+    /// Records that the transaction holds a lock on `key` of `cf` in `mode`. Returns `true` if
+    /// the key was not locked before (it is then listed in the innermost savepoint); if it was,
+    /// the recorded mode is raised to `mode` when stronger and `false` is returned.
+    pub fn record_lock(&mut self, cf: CfId, key: &[u8], mode: LockMode) -> bool {
+        let per_cf = self.locks.entry(cf).or_default();
+        if let Some(held) = per_cf.get_mut(key) {
+            *held = (*held).max(mode);
+            return false;
+        }
+        per_cf.insert(key.to_vec(), mode);
+        self.bytes += record_bytes(key, None);
+        if let Some(savepoint) = self.savepoints.last_mut() {
+            savepoint.locks.push(LockKey::new(cf, key));
+            self.bytes += record_bytes(key, None);
+        }
+        true
+    }
+
+    /// The mode in which the transaction recorded a lock on `key` of `cf`, if it did.
+    pub fn lock_mode(&self, cf: CfId, key: &[u8]) -> Option<LockMode> {
+        self.locks.get(&cf).and_then(|m| m.get(key)).copied()
+    }
+
+    /// Every recorded lock (in no particular order), to release at commit or rollback.
+    pub fn locked_keys(&self) -> impl Iterator<Item = (CfId, &[u8], LockMode)> + '_ {
+        self.locks
+            .iter()
+            .flat_map(|(&cf, m)| m.iter().map(move |(k, &mode)| (cf, k.as_slice(), mode)))
+    }
+
+    /// How many locks are recorded.
+    pub fn num_locked_keys(&self) -> usize {
+        self.locks.values().map(HashMap::len).sum()
+    }
+}
+
+/// Whether `(lower, upper)` is a range `BTreeMap::range` accepts and that can hold a key
+/// (`BTreeMap::range` panics on `lower > upper` and on equal excluded bounds).
+fn bounds_nonempty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
+    match (lower, upper) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => true,
+        (Bound::Included(l), Bound::Included(u)) => l <= u,
+        (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(u))
+        | (Bound::Excluded(l), Bound::Included(u)) => l < u,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(it: impl Iterator<Item = (impl AsRef<[u8]>, impl Sized)>) -> Vec<Vec<u8>> {
+        it.map(|(k, _)| k.as_ref().to_vec()).collect()
+    }
+
+    #[test]
+    fn last_write_wins_and_reads_back() {
+        let mut b = WriteBuffer::new();
+        b.put(0, b"k", b"v1");
+        b.put(0, b"k", b"v2");
+        assert_eq!(b.get(0, b"k"), Some(&BufferedOp::Put(b"v2".to_vec())));
+        b.delete(0, b"k");
+        assert_eq!(b.get(0, b"k"), Some(&BufferedOp::Delete));
+        b.single_delete(1, b"k");
+        assert_eq!(b.get(1, b"k"), Some(&BufferedOp::SingleDelete));
+        assert_eq!(b.get(2, b"k"), None);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.approximate_bytes(), 2 * (1 + ENTRY_OVERHEAD_BYTES));
+        b.clear();
+        assert!(b.is_empty());
+        assert_eq!(b.approximate_bytes(), 0);
+    }
+
+    #[test]
+    fn seeks_and_ranges_both_directions() {
+        let mut b = WriteBuffer::new();
+        for k in [b"b", b"d", b"f"] {
+            b.put(1, k, b"v");
+        }
+        b.put(0, b"z", b"other cf");
+        b.put(2, b"a", b"other cf");
+        let k = |e: Option<(&[u8], &BufferedOp)>| e.map(|(k, _)| k.to_vec());
+        assert_eq!(k(b.seek_ge(1, b"c")), Some(b"d".to_vec()));
+        assert_eq!(k(b.seek_ge(1, b"d")), Some(b"d".to_vec()));
+        assert_eq!(k(b.next_after(1, b"d")), Some(b"f".to_vec()));
+        assert_eq!(k(b.next_after(1, b"f")), None);
+        assert_eq!(k(b.seek_le(1, b"e")), Some(b"d".to_vec()));
+        assert_eq!(k(b.seek_le(1, b"d")), Some(b"d".to_vec()));
+        assert_eq!(k(b.prev_before(1, b"d")), Some(b"b".to_vec()));
+        assert_eq!(k(b.prev_before(1, b"b")), None);
+        assert_eq!(k(b.first(1)), Some(b"b".to_vec()));
+        assert_eq!(k(b.last(1)), Some(b"f".to_vec()));
+        assert_eq!(k(b.first(3)), None);
+
+        let r = b.range(1, Bound::Included(b"c"), Bound::Excluded(b"f"));
+        assert_eq!(keys(r), vec![b"d".to_vec()]);
+        let r = b.range(1, Bound::Unbounded, Bound::Unbounded).rev();
+        assert_eq!(keys(r), vec![b"f".to_vec(), b"d".to_vec(), b"b".to_vec()]);
+        // Empty or inverted bounds yield nothing instead of panicking.
+        assert_eq!(
+            b.range(1, Bound::Excluded(b"d"), Bound::Excluded(b"d"))
+                .count(),
+            0
+        );
+        assert_eq!(
+            b.range(1, Bound::Included(b"f"), Bound::Included(b"b"))
+                .count(),
+            0
+        );
+        assert_eq!(
+            b.range(1, Bound::Included(b"d"), Bound::Included(b"d"))
+                .count(),
+            1
+        );
+
+        let all: Vec<(CfId, Vec<u8>)> = b.iter_all().map(|(cf, k, _)| (cf, k.to_vec())).collect();
+        assert_eq!(
+            all,
+            vec![
+                (0, b"z".to_vec()),
+                (1, b"b".to_vec()),
+                (1, b"d".to_vec()),
+                (1, b"f".to_vec()),
+                (2, b"a".to_vec()),
+            ]
+        );
+    }
+
+    #[test]
+    fn savepoints_nest_and_roll_back() {
+        let mut b = WriteBuffer::new();
+        b.put(0, b"a", b"1");
+        let base_bytes = b.approximate_bytes();
+        b.set_savepoint();
+        b.put(0, b"a", b"2");
+        b.put(0, b"b", b"2");
+        b.set_savepoint();
+        b.delete(0, b"a");
+        b.put(0, b"c", b"3");
+        assert_eq!(b.savepoint_depth(), 2);
+        assert!(b.rollback_to_savepoint().is_ok());
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"2".to_vec())));
+        assert_eq!(b.get(0, b"c"), None);
+        assert!(b.rollback_to_savepoint().is_ok());
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"1".to_vec())));
+        assert_eq!(b.get(0, b"b"), None);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.approximate_bytes(), base_bytes);
+        let err = b.rollback_to_savepoint().map(|_| ()).unwrap_err();
+        assert_eq!(err.kind(), riptide_common::ErrorKind::NotFound);
+        assert_eq!(
+            b.pop_savepoint().unwrap_err().kind(),
+            riptide_common::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn released_savepoint_merges_into_enclosing() {
+        let mut b = WriteBuffer::new();
+        b.put(0, b"a", b"0");
+        b.set_savepoint();
+        b.put(0, b"a", b"1");
+        b.set_savepoint();
+        b.put(0, b"a", b"2");
+        b.put(0, b"b", b"2");
+        assert!(b.pop_savepoint().is_ok());
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"2".to_vec())));
+        assert!(b.rollback_to_savepoint().is_ok());
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"0".to_vec())));
+        assert_eq!(b.get(0, b"b"), None);
+        assert_eq!(b.approximate_bytes(), 1 + 1 + ENTRY_OVERHEAD_BYTES);
+    }
+
+    #[test]
+    fn locks_since_savepoint_are_returned() {
+        let mut b = WriteBuffer::new();
+        assert!(b.record_lock(0, b"a", LockMode::Shared));
+        b.set_savepoint();
+        assert!(!b.record_lock(0, b"a", LockMode::Exclusive));
+        assert!(b.record_lock(0, b"b", LockMode::Exclusive));
+        b.set_savepoint();
+        assert!(b.record_lock(1, b"c", LockMode::Shared));
+        assert!(b.pop_savepoint().is_ok());
+        let released = b.rollback_to_savepoint().unwrap();
+        assert_eq!(released, vec![LockKey::new(0, b"b"), LockKey::new(1, b"c")]);
+        // The upgrade made after the savepoint stays.
+        assert_eq!(b.lock_mode(0, b"a"), Some(LockMode::Exclusive));
+        assert_eq!(b.lock_mode(0, b"b"), None);
+        assert_eq!(b.num_locked_keys(), 1);
+        assert_eq!(b.approximate_bytes(), 1 + ENTRY_OVERHEAD_BYTES);
+        let all: Vec<_> = b.locked_keys().collect();
+        assert_eq!(all, vec![(0, &b"a"[..], LockMode::Exclusive)]);
+    }
+}
