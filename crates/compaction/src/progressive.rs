@@ -32,7 +32,6 @@ use riptide_common::Result;
 
 use crate::compact::{
     CompactionOptions, CompactionOutput, CompactionStats, MergeSettings, merge_range, sorted,
-    tombstones_dropped,
 };
 use crate::edit::VersionEdit;
 use crate::job::CompactionJob;
@@ -91,8 +90,12 @@ pub fn progressive_cuts(job: &CompactionJob, slice_bytes: u64) -> Vec<Vec<u8>> {
 /// Returns every new table and the job's statistics, as [`crate::run_compaction`] does.
 /// On error, slices already installed stay installed and the new files of the failed slice
 /// are removed.
+///
+/// Each installed slice's replaced files are also removed from `job.inputs` (the job's
+/// references would otherwise keep the obsolete files on disk until the job ends); the
+/// [`crate::CompactionRegistry`] still releases every original input by the job's id.
 pub fn run_compaction_progressive(
-    job: &CompactionJob,
+    job: &mut CompactionJob,
     opts: &CompactionOptions<'_>,
     mut alloc_number: impl FnMut() -> u64,
     slice_bytes: u64,
@@ -108,8 +111,15 @@ pub fn run_compaction_progressive(
         bottommost: job.bottommost,
         target_file_size: job.target_file_size,
     };
-    let inputs: Vec<Arc<TableHandle>> = job.input_files().cloned().collect();
+    let mut inputs: Vec<Arc<TableHandle>> = job.input_files().cloned().collect();
     let cuts = progressive_cuts(job, slice_bytes);
+    let bytes_read = job.input_bytes();
+    let bytes_read_per_level: Vec<(usize, u64)> = job
+        .inputs
+        .iter()
+        .map(|(l, files)| (*l, files.iter().map(|f| f.meta.file_size).sum()))
+        .collect();
+    let tombstones_in: u64 = inputs.iter().map(|h| h.meta.tombstones).sum();
     let mut bounds: Vec<Option<Vec<u8>>> = vec![None];
     bounds.extend(cuts.into_iter().map(Some));
     bounds.push(None);
@@ -176,21 +186,24 @@ pub fn run_compaction_progressive(
                 meta: h.meta.clone(),
             });
         }
+        drop(files);
         if let Err(e) = install(edits, &r.new_files) {
             for f in &r.new_files {
                 f.mark_obsolete();
             }
             return Err(e);
         }
+        // Let go of the replaced files so they are deleted now, not when the job ends.
+        for (_, level_files) in &mut job.inputs {
+            level_files.retain(|f| !deleted.contains(&f.number()));
+        }
+        inputs.retain(|f| !deleted.contains(&f.number()));
         new_files.extend(r.new_files);
     }
-    stats.bytes_read = job.input_bytes();
-    stats.bytes_read_per_level = job
-        .inputs
-        .iter()
-        .map(|(l, files)| (*l, files.iter().map(|f| f.meta.file_size).sum()))
-        .collect();
-    stats.tombstones_dropped = tombstones_dropped(&inputs, &new_files);
+    stats.bytes_read = bytes_read;
+    stats.bytes_read_per_level = bytes_read_per_level;
+    let tombstones_out: u64 = new_files.iter().map(|h| h.meta.tombstones).sum();
+    stats.tombstones_dropped = tombstones_in.saturating_sub(tombstones_out);
     stats.duration = started.elapsed();
     Ok(CompactionOutput { new_files, stats })
 }

@@ -75,6 +75,7 @@ fn job_for(
 
 /// Runs `job` progressively, checking every partial install; returns the new files' entries.
 fn run_checked(job: &CompactionJob, dir: &std::path::Path, slice: u64) -> Vec<util::Entry> {
+    let mut owned = job.clone();
     let topts = TableOptions::default();
     let opts = CompactionOptions {
         dir,
@@ -100,7 +101,7 @@ fn run_checked(job: &CompactionJob, dir: &std::path::Path, slice: u64) -> Vec<ut
     let mut installs = 0;
     let next = AtomicU64::new(1000);
     let out = run_compaction_progressive(
-        job,
+        &mut owned,
         &opts,
         || next.fetch_add(1, Ordering::Relaxed),
         slice,
@@ -144,6 +145,11 @@ fn run_checked(job: &CompactionJob, dir: &std::path::Path, slice: u64) -> Vec<ut
     .unwrap();
     assert_eq!(installs, slices);
     assert!(level1.is_empty());
+    assert_eq!(
+        owned.input_files().count(),
+        0,
+        "the job lets go of every input it replaced"
+    );
     let remaining: Vec<u64> = level2.values().map(|(_, n)| *n).collect();
     let mut new: Vec<u64> = out.new_files.iter().map(|f| f.number()).collect();
     new.sort_unstable();

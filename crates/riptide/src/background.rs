@@ -211,14 +211,14 @@ fn compaction_loop(db: &DbInner) {
             bg.pending_compaction = false;
         }
         while !shutting_down(db) {
-            let Some(job) = pick_next(db) else { break };
+            let Some(mut job) = pick_next(db) else { break };
             // Another thread may find a disjoint job while this one runs.
             {
                 let mut bg = db.bg.lock();
                 bg.pending_compaction = true;
                 db.bg_cv.notify_all();
             }
-            if !guarded(db, "compaction", || run_and_install(db, &job)) {
+            if !guarded(db, "compaction", || run_and_install(db, &mut job)) {
                 break;
             }
         }
@@ -241,7 +241,7 @@ fn pick_next(db: &DbInner) -> Option<CompactionJob> {
 /// (`riptide_compaction::progressive`), so the files it replaces are deleted as it goes and
 /// the disk never holds a whole job twice. With several subcompactions the job runs in
 /// parallel ranges and is installed once at the end.
-pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
+pub(crate) fn run_and_install(db: &DbInner, job: &mut CompactionJob) -> Result<()> {
     let outcome = run_job(db, job);
     match &outcome {
         Ok(output) => db.registry.finish_with_output(job, output),
@@ -267,7 +267,7 @@ pub(crate) fn run_and_install(db: &DbInner, job: &CompactionJob) -> Result<()> {
 const SLICE_FILES: u64 = 2;
 
 /// Runs `job` and installs its output (see [`run_and_install`]).
-fn run_job(db: &DbInner, job: &CompactionJob) -> Result<CompactionOutput> {
+fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
     let snapshots = db.snapshots.seqnos();
     let table_options = db.options.table_options();
     let opts = CompactionOptions {
@@ -279,9 +279,10 @@ fn run_job(db: &DbInner, job: &CompactionJob) -> Result<CompactionOutput> {
         target_file_size: job.target_file_size,
     };
     let alloc = || db.versions.lock().new_file_number();
+    let cf = job.cf;
     let install = |edits: Vec<VersionEdit>, tables: &[Arc<TableHandle>]| -> Result<()> {
         let mut vs = db.versions.lock();
-        if vs.state().cf(job.cf).is_none() {
+        if vs.state().cf(cf).is_none() {
             // The column family was dropped while this job ran: nothing to install; the
             // output files go when their handles drop.
             for table in tables {
@@ -319,7 +320,7 @@ pub(crate) fn compact_range(
         };
         match step {
             ManualStep::Done => return Ok(()),
-            ManualStep::Job(job) => run_and_install(db, &job)?,
+            ManualStep::Job(mut job) => run_and_install(db, &mut job)?,
             ManualStep::Wait => {
                 let mut bg = db.bg.lock();
                 if let Some(e) = &bg.error {

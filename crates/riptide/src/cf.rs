@@ -140,6 +140,50 @@ impl CfView {
         Ok(None)
     }
 
+    /// Whether some version of `key` newer than `seqno` exists (a put, a delete or a covering
+    /// range tombstone, committed or being committed), and if so whether the newest one
+    /// deletes the key. `None`: nothing newer. Used to validate transactions: sources whose
+    /// newest sequence number is not above `seqno` are skipped unread, and the search stops
+    /// at the first source holding any version of `key` (older sources only hold older ones).
+    pub(crate) fn newer_version(&self, key: &[u8], seqno: SeqNo) -> Result<Option<NewerVersion>> {
+        use riptide_common::key::MAX_SEQNO;
+        let mut covered: Option<SeqNo> = None;
+        let decide = |covered: Option<SeqNo>, found: Option<(SeqNo, ValueKind)>| {
+            let newest_point = found.map(|(s, k)| (s, k != ValueKind::Put));
+            let newest = match (newest_point, covered) {
+                (Some((s, _)), Some(c)) if c > s => Some((c, true)),
+                (Some(p), _) => Some(p),
+                (None, Some(c)) => Some((c, true)),
+                (None, None) => None,
+            };
+            newest
+                .filter(|(s, _)| *s > seqno)
+                .map(|(_, deleted)| NewerVersion { deleted })
+        };
+        for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
+            if mem.max_seqno().is_none_or(|m| m <= seqno) {
+                continue;
+            }
+            if mem.has_range_tombstones() {
+                covered = covered.max(mem.max_covering_seqno(key, MAX_SEQNO));
+            }
+            if let Some(found) = mem.get_with(key, MAX_SEQNO, |s, kind, _| (s, kind)) {
+                return Ok(decide(covered, Some(found)));
+            }
+        }
+        for handle in self.levels().iter().flatten() {
+            if handle.meta.max_seqno <= seqno || !covers(handle, key) {
+                continue;
+            }
+            let table = handle.table()?;
+            fold_table_tombstones(&mut covered, handle, &table, key, MAX_SEQNO);
+            if let Some(v) = table.get(key, MAX_SEQNO)? {
+                return Ok(decide(covered, Some((v.seqno, v.kind))));
+            }
+        }
+        Ok(decide(covered, None))
+    }
+
     /// The range tombstones of every source (memtables and tables) visible at `snapshot`,
     /// fragmented into one set; `None` when there is none (the iterator's fast path: tables
     /// without tombstones cost one branch each). Call this only after loading `snapshot`
@@ -282,6 +326,13 @@ impl CfView {
         }
         MergingIterator::new(children)
     }
+}
+
+/// What [`CfView::newer_version`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NewerVersion {
+    /// The newest version deletes the key (a delete, single delete or range tombstone).
+    pub(crate) deleted: bool,
 }
 
 /// Everything the engine keeps for one column family.

@@ -9,11 +9,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
-use riptide_common::write_batch::WriteBatch as RawBatch;
+use riptide_common::write_batch::{BatchMarker, WriteBatch as RawBatch};
 use riptide_common::{CfId, DEFAULT_CF_ID, Error, IoResultExt, Result, SeqNo};
 use riptide_compaction::{CompactionRegistry, VersionEdit, VersionSet};
 use riptide_memtable::Memtable;
 use riptide_sstable::BlockCache;
+use riptide_txn::{LockManager, LockManagerOptions, Xid};
 use riptide_wal::{GroupCommit, Wal};
 
 use crate::batch::WriteBatch;
@@ -23,6 +24,7 @@ use crate::lock::DirLock;
 use crate::options::{Options, ReadOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::{Counters, LevelStats, Statistics};
+use crate::transaction::{PreparedTxns, Transaction, TransactionOptions};
 use crate::write_controller::{Pressure, WriteState, decide, delay_for};
 
 /// Name of the default column family, which always exists.
@@ -66,6 +68,12 @@ pub(crate) struct DbInner {
     pub(crate) bg: Mutex<BgState>,
     pub(crate) bg_cv: Condvar,
     pub(crate) closed: AtomicBool,
+    /// Row locks of pessimistic transactions (and commit locks of optimistic ones).
+    pub(crate) locks: LockManager,
+    /// The next transaction id (also the owner id of row locks).
+    pub(crate) next_txn_id: AtomicU64,
+    /// Prepared (two-phase) transactions not finished yet.
+    pub(crate) prepared: PreparedTxns,
     _lock: DirLock,
 }
 
@@ -249,11 +257,7 @@ impl Db {
     /// Takes a snapshot of the current state. Reads through it see exactly what was
     /// committed before this call, for as long as it lives.
     pub fn snapshot(&self) -> Snapshot {
-        // A compaction that read the snapshot list before this registration only holds
-        // inputs at or below the sequence number read here (everything written before), so
-        // whatever it drops was already shadowed for this snapshot too.
-        let seqno = self.inner.last_seqno.load(Ordering::Acquire);
-        self.inner.snapshots.register(seqno)
+        self.inner.take_snapshot()
     }
 
     /// An iterator over the default column family.
@@ -272,6 +276,51 @@ impl Db {
         };
         let merged = view.merged_iter();
         DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)
+    }
+
+    /// Begins a transaction (see [`crate::transaction`] for isolation levels, optimistic and
+    /// pessimistic concurrency, savepoints and two-phase commit).
+    ///
+    /// ```
+    /// # fn main() -> riptide::Result<()> {
+    /// use riptide::{Db, Options, TransactionOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let cf = db.default_cf();
+    /// let txn = db.begin_transaction(TransactionOptions::default())?;
+    /// txn.put(&cf, b"k", b"v")?;
+    /// assert_eq!(txn.get(&cf, b"k")?, Some(b"v".to_vec())); // its own write
+    /// assert_eq!(db.get(b"k")?, None); // not visible before commit
+    /// txn.commit()?;
+    /// assert_eq!(db.get(b"k")?, Some(b"v".to_vec()));
+    /// # Ok(()) }
+    /// ```
+    pub fn begin_transaction(&self, opts: TransactionOptions) -> Result<Transaction> {
+        Transaction::begin(Arc::clone(&self.inner), opts)
+    }
+
+    /// The xids of every prepared transaction not finished yet: those recovered from the WAL
+    /// at open (after a crash between prepare and commit) and those prepared since.
+    pub fn prepared_transactions(&self) -> Vec<Xid> {
+        self.inner.prepared.xids()
+    }
+
+    /// Commits the prepared transaction `xid` (for example one recovered after a crash).
+    /// `NotFound` if no transaction is prepared under `xid`.
+    pub fn commit_prepared(&self, xid: &Xid) -> Result<()> {
+        self.inner.check_writable()?;
+        self.inner.finish_prepared(xid, true)
+    }
+
+    /// Rolls back the prepared transaction `xid`. `NotFound` if none is prepared under it.
+    pub fn rollback_prepared(&self, xid: &Xid) -> Result<()> {
+        self.inner.check_writable()?;
+        self.inner.finish_prepared(xid, false)
+    }
+
+    /// Row-lock statistics (waits, timeouts, deadlocks) of transactions.
+    pub fn lock_statistics(&self) -> riptide_txn::LockManagerStats {
+        self.inner.locks.stats()
     }
 
     /// The default column family.
@@ -445,7 +494,7 @@ impl Drop for Db {
     }
 }
 
-fn check_live(cf: &ColumnFamily) -> Result<()> {
+pub(crate) fn check_live(cf: &ColumnFamily) -> Result<()> {
     if cf.data.is_dropped() {
         return Err(Error::not_found(format!(
             "column family {:?} was dropped",
@@ -485,6 +534,9 @@ impl DbInner {
             bg: Mutex::new(BgState::default()),
             bg_cv: Condvar::new(),
             closed: AtomicBool::new(false),
+            locks: LockManager::new(LockManagerOptions::default()),
+            next_txn_id: AtomicU64::new(1),
+            prepared: PreparedTxns::default(),
             _lock: lock,
         }
     }
@@ -510,6 +562,15 @@ impl DbInner {
         Ok(())
     }
 
+    /// Registers a snapshot of the current state.
+    pub(crate) fn take_snapshot(&self) -> Snapshot {
+        // A compaction that read the snapshot list before this registration only holds
+        // inputs at or below the sequence number read here (everything written before), so
+        // whatever it drops was already shadowed for this snapshot too.
+        let seqno = self.last_seqno.load(Ordering::Acquire);
+        self.snapshots.register(seqno)
+    }
+
     /// Wakes the background worker.
     pub(crate) fn schedule_background(&self) {
         let mut bg = self.bg.lock();
@@ -521,7 +582,7 @@ impl DbInner {
     /// Commits one batch through the group-commit queue.
     pub(crate) fn write_raw(&self, batch: RawBatch) -> Result<()> {
         self.check_writable()?;
-        if batch.is_empty() {
+        if batch.is_empty() && batch.marker().is_none() {
             return Ok(());
         }
         {
@@ -559,11 +620,22 @@ impl DbInner {
         let first = self.last_seqno.load(Ordering::Acquire) + 1;
         let mut next = first;
         for b in group.iter_mut() {
+            if is_prepare(b) {
+                // Prepared writes get their sequence numbers when they commit.
+                continue;
+            }
             b.set_seqno(next);
             next += b.len() as u64;
         }
+        let marked = group.iter().any(|b| b.marker().is_some());
         match group.as_slice() {
             [single] => self.wal.append(single.data())?,
+            many if marked => {
+                // Two-phase-commit records each keep their own marker: one WAL record each.
+                for b in many {
+                    self.wal.append(b.data())?;
+                }
+            }
             many => {
                 let mut merged = RawBatch::new();
                 for b in many {
@@ -573,11 +645,16 @@ impl DbInner {
                 self.wal.append(merged.data())?;
             }
         }
+        if marked {
+            for b in group.iter() {
+                self.prepared.note_logged(b);
+            }
+        }
 
         // Most groups write one column family: remember the last memtable looked up.
         let mut last: Option<(CfId, Arc<Memtable>)> = None;
         let mut user_bytes = 0u64;
-        for b in group.iter() {
+        for b in group.iter().filter(|b| !is_prepare(b)) {
             for (seqno, entry) in (b.seqno()..).zip(b.iter()) {
                 let entry = entry?;
                 let mem = match &last {
@@ -728,6 +805,8 @@ impl DbInner {
             self.wait_for_background(true, || cf.view().imms.len() < max)?;
         }
         let segment = self.wal.rotate()?;
+        // Prepare records must outlive the segment they were logged in.
+        self.relog_prepared()?;
         let frozen = Arc::clone(&cf.view().mem);
         cf.update_view(|v| CfView {
             cf_id: v.cf_id,
@@ -848,6 +927,26 @@ impl DbInner {
             levels,
         }
     }
+}
+
+/// True for a batch holding the prepared (not yet committed) writes of a transaction.
+fn is_prepare(batch: &RawBatch) -> bool {
+    matches!(batch.marker(), Some((BatchMarker::Prepare, _)))
+}
+
+/// An iterator over `cf` at `seqno` within bounds (for transactions).
+pub(crate) fn iter_at(
+    db: &DbInner,
+    cf: &ColumnFamily,
+    seqno: SeqNo,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+) -> Result<DbIterator> {
+    db.check_open()?;
+    check_live(cf)?;
+    let view = cf.data.view();
+    let merged = view.merged_iter();
+    DbIterator::new(view, merged, seqno, lower, upper)
 }
 
 /// Creates `path` if allowed, or says it is missing.

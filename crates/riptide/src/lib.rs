@@ -48,6 +48,7 @@ mod options;
 mod recovery;
 mod snapshot;
 mod stats;
+pub mod transaction;
 mod write_controller;
 
 pub use batch::WriteBatch;
@@ -56,8 +57,10 @@ pub use db::{DEFAULT_CF_NAME, Db};
 pub use iterator::DbIterator;
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo};
+pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Statistics};
+pub use transaction::{Concurrency, IsolationLevel, Transaction, TransactionOptions, TxnIterator};
 
 /// The README's example, compiled and run as a doc test so it cannot rot.
 #[doc = include_str!("../../../README.md")]

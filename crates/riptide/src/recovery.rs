@@ -21,6 +21,7 @@ use crate::cf::{CfData, CfView};
 use crate::db::{DbInner, prepare_dir};
 use crate::lock::DirLock;
 use crate::options::Options;
+use crate::transaction::two_phase::{RecoveredPrepared, replay_marker};
 
 /// Opens the database in `path` and recovers it. See the module doc.
 pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
@@ -58,8 +59,13 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
     let min_log = state.min_log_number().unwrap_or(0);
     let mut recovered: BTreeMap<CfId, Arc<Memtable>> = BTreeMap::new();
     let mut last_seqno: SeqNo = state.last_seqno;
+    let mut prepared = RecoveredPrepared::new();
     let (wal, report) = Wal::open(path, options.wal_options(), min_log, |segment, payload| {
         let batch = RawBatch::from_data(payload.to_vec())?;
+        if replay_marker(&batch, &mut prepared)? {
+            // Prepared, not committed: not applied (see `transaction::two_phase`).
+            return Ok(());
+        }
         for (seqno, entry) in (batch.seqno()..).zip(batch.iter()) {
             let entry = entry?;
             if log_numbers
@@ -115,6 +121,13 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
     }
     edits.push(VersionEdit::SetLastSeqno(last_seqno));
     let version = versions.apply_with_tables(edits, &tables)?;
+    // Prepared transactions live on in the new segment before the old ones go.
+    for batch in prepared.values() {
+        wal.append(batch.data())?;
+    }
+    if !prepared.is_empty() {
+        wal.sync()?;
+    }
     wal.remove_segments_below(segment)?;
 
     let cfs: BTreeMap<CfId, Arc<CfData>> = versions
@@ -137,7 +150,7 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
             path.display()
         ))
     })?;
-    Ok(DbInner::new(
+    let inner = DbInner::new(
         path.to_path_buf(),
         options,
         wal,
@@ -147,5 +160,7 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
         last_seqno,
         cache,
         lock,
-    ))
+    );
+    inner.adopt_recovered_prepared(prepared)?;
+    Ok(inner)
 }
