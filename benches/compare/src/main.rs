@@ -94,6 +94,14 @@ struct Run {
     disk_bytes: u64,
 }
 
+/// Peak resident set size of this process (`VmHWM` in `/proc/self/status`), if readable.
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub(crate) fn dir_size(p: &std::path::Path) -> u64 {
     std::fs::read_dir(p)
         .map(|rd| {

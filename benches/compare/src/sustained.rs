@@ -130,6 +130,21 @@ pub fn run(
         .filter(|s| s.live_bytes >= 64 << 20)
         .map(|s| s.disk_bytes as f64 / s.live_bytes as f64)
         .fold(0.0f64, f64::max);
+    // The same once the database holds at least 1 GiB (16 write buffers), where the fixed
+    // overheads of a young database (WAL, L0, the first L0 compaction's inputs and outputs
+    // side by side) no longer dominate.
+    let during_large = samples
+        .iter()
+        .filter(|s| s.live_bytes >= 1 << 30)
+        .map(|s| s.disk_bytes as f64 / s.live_bytes as f64)
+        .fold(0.0f64, f64::max);
+    let mut amps: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.live_bytes >= 64 << 20)
+        .map(|s| s.disk_bytes as f64 / s.live_bytes as f64)
+        .collect();
+    amps.sort_by(f64::total_cmp);
+    let during_median = amps.get(amps.len() / 2).copied().unwrap_or(0.0);
     let min_rate = samples
         .iter()
         .map(|s| s.ops_per_sec)
@@ -153,7 +168,13 @@ pub fn run(
         "| write amplification | {:.2} |",
         stats.write_amplification()
     );
-    println!("| space amplification, max during run | {during:.2} |");
+    println!("| space amplification, max during run (from 64 MiB live) | {during:.2} |");
+    println!("| space amplification, max during run once live >= 1 GiB | {during_large:.2} |");
+    println!("| space amplification, median during run | {during_median:.2} |");
+    println!(
+        "| peak RSS (VmHWM) | {} MiB |",
+        crate::peak_rss_bytes().map_or_else(|| "?".into(), |b| (b >> 20).to_string())
+    );
     println!(
         "| space amplification, end of run | {:.2} |",
         disk_end as f64 / live as f64

@@ -204,15 +204,19 @@ impl DbIterator {
 
     /// From the merged cursor's position, finds the first user key whose newest visible
     /// version is a put, skipping every version of `skip` (if given). Forward only.
-    fn find_next_visible(&mut self, mut skip: Option<Vec<u8>>) -> Result<()> {
+    fn find_next_visible(&mut self, skip: Option<Vec<u8>>) -> Result<()> {
         self.valid = false;
         self.direction = Direction::Forward;
+        // The user key whose older versions are skipped; one buffer reused for every key
+        // stepped over (a scan over a run of tombstones allocates nothing per tombstone).
+        let mut skipping = skip.is_some();
+        let mut skip_key = skip.unwrap_or_default();
         while self.merged.valid() {
             let ikey = parse_internal_key(self.merged.key())?;
             if self.above_upper(ikey.user_key) {
                 return Ok(());
             }
-            let shadowed = skip.as_deref() == Some(ikey.user_key);
+            let shadowed = skipping && skip_key.as_slice() == ikey.user_key;
             if ikey.seqno > self.snapshot || shadowed {
                 self.merged.next()?;
                 continue;
@@ -224,13 +228,14 @@ impl DbIterator {
                     Covered::No => {}
                     Covered::Step => {
                         // Every older version of the key is covered too.
-                        skip = Some(user_key);
+                        skip_key = user_key;
+                        skipping = true;
                         self.merged.next()?;
                         continue;
                     }
                     Covered::Skip { end, .. } => {
                         self.merged.seek(&seek_key(&end, self.snapshot))?;
-                        skip = None;
+                        skipping = false;
                         continue;
                     }
                 }
@@ -241,7 +246,8 @@ impl DbIterator {
                     self.valid = true;
                     return Ok(());
                 }
-                skip = Some(user_key);
+                skip_key = user_key;
+                skipping = true;
                 self.merged.next()?;
                 continue;
             }
@@ -255,7 +261,9 @@ impl DbIterator {
                     return Ok(());
                 }
                 ValueKind::Delete | ValueKind::SingleDelete | ValueKind::RangeDelete => {
-                    skip = Some(ikey.user_key.to_vec());
+                    skip_key.clear();
+                    skip_key.extend_from_slice(ikey.user_key);
+                    skipping = true;
                     self.merged.next()?;
                 }
             }
