@@ -74,7 +74,8 @@ pub(crate) struct DbInner {
     pub(crate) next_txn_id: AtomicU64,
     /// Prepared (two-phase) transactions not finished yet.
     pub(crate) prepared: PreparedTxns,
-    _lock: DirLock,
+    /// The directory lock; released by close even if transactions still hold this state.
+    dir_lock: Mutex<Option<DirLock>>,
 }
 
 /// An open Riptide database. Share it between threads with `Arc<Db>`; every method takes
@@ -482,7 +483,11 @@ impl Db {
                 log::error!("a riptide background thread panicked");
             }
         }
-        self.inner.wal.close()
+        let closed = self.inner.wal.close();
+        // Transactions may outlive the handle (they share its state); the directory is free
+        // for the next open once the handle is closed.
+        drop(self.inner.dir_lock.lock().take());
+        closed
     }
 }
 
@@ -537,7 +542,7 @@ impl DbInner {
             locks: LockManager::new(LockManagerOptions::default()),
             next_txn_id: AtomicU64::new(1),
             prepared: PreparedTxns::default(),
-            _lock: lock,
+            dir_lock: Mutex::new(Some(lock)),
         }
     }
 

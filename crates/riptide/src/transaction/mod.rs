@@ -471,6 +471,7 @@ impl Transaction {
         apply: impl FnOnce(&mut WriteBuffer),
         is_delete: bool,
     ) -> Result<()> {
+        self.shared.db.check_writable()?;
         crate::db::check_live(cf)?;
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;

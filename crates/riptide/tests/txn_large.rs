@@ -1,0 +1,93 @@
+//! A large transaction: hundreds of thousands of rows in one transaction, in both concurrency
+//! modes, with the write buffer's memory within its documented bound, its own writes visible
+//! to its iterator before commit, and every row visible after it.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use riptide::{Concurrency, Db, Options, ReadOptions, TransactionOptions};
+
+const ROWS: u64 = 200_000;
+const VALUE_LEN: usize = 40;
+
+fn run(concurrency: Concurrency) {
+    let dir = tempfile::tempdir().unwrap();
+    // Small memtables: the commit lands in a memtable far over its size, which must be fine.
+    let db = Db::open(dir.path(), Options::default().write_buffer_size(1 << 20)).unwrap();
+    let cf = db.default_cf();
+    let txn = db
+        .begin_transaction(TransactionOptions::default().concurrency(concurrency))
+        .unwrap();
+    let value = vec![b'v'; VALUE_LEN];
+    for i in 0..ROWS {
+        txn.put(&cf, format!("row{i:08}").as_bytes(), &value)
+            .unwrap();
+    }
+    assert_eq!(txn.write_count() as u64, ROWS);
+    // The documented bound: key + value + ENTRY_OVERHEAD_BYTES per row written (no savepoint
+    // is open, so no undo records), plus the lock records of a pessimistic transaction.
+    let per_row = 11 + VALUE_LEN + riptide_txn_overhead();
+    let locks = if concurrency == Concurrency::Pessimistic {
+        ROWS as usize * (11 + riptide_txn_overhead())
+    } else {
+        0
+    };
+    let mem = txn.approximate_memory();
+    assert!(
+        mem <= ROWS as usize * per_row + locks,
+        "{mem} bytes for {ROWS} rows is over the documented bound"
+    );
+    assert!(
+        mem >= ROWS as usize * (11 + VALUE_LEN),
+        "{mem} bytes cannot hold the rows"
+    );
+
+    let mut it = txn.iter(&cf, ReadOptions::default()).unwrap();
+    it.seek_to_first().unwrap();
+    let mut seen = 0u64;
+    while it.valid() {
+        seen += 1;
+        it.next().unwrap();
+    }
+    assert_eq!(seen, ROWS, "the transaction's iterator sees its own rows");
+    drop(it);
+    assert_eq!(
+        db.get(b"row00000000").unwrap(),
+        None,
+        "nothing visible before commit"
+    );
+    txn.commit().unwrap();
+
+    let mut it = db.iter(ReadOptions::default()).unwrap();
+    it.seek_to_first().unwrap();
+    let mut committed = 0u64;
+    while it.valid() {
+        committed += 1;
+        it.next().unwrap();
+    }
+    assert_eq!(committed, ROWS);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert_eq!(
+        db.get(format!("row{:08}", ROWS - 1).as_bytes()).unwrap(),
+        Some(value)
+    );
+}
+
+fn riptide_txn_overhead() -> usize {
+    48
+}
+
+#[test]
+fn large_optimistic_transaction() {
+    run(Concurrency::Optimistic);
+}
+
+#[test]
+fn large_pessimistic_transaction() {
+    run(Concurrency::Pessimistic);
+}
