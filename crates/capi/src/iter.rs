@@ -1,0 +1,229 @@
+//! `riptide_iter_t`: a cursor over one column family of a database, in key order, in both
+//! directions, within optional bounds, at a snapshot or the latest state.
+
+use std::ffi::c_char;
+
+use riptide::{DbIterator, ReadOptions};
+
+use crate::cf::riptide_cf_t;
+use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
+use crate::db::{cf_or_default, riptide_db_t};
+use crate::ffi_util::{Out, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes};
+use crate::snapshot::riptide_snapshot_t;
+use crate::status::riptide_status_t;
+
+/// A database iterator (opaque). Made by `riptide_iter_create`, freed by
+/// `riptide_iter_destroy`. Use it from one thread at a time. It holds the data it reads, so
+/// it stays consistent while writes, flushes and compactions go on.
+pub struct riptide_iter_t {
+    it: DbIterator,
+}
+
+impl CursorHandle for riptide_iter_t {
+    type C = DbIterator;
+    fn cursor(&mut self) -> &mut DbIterator {
+        &mut self.it
+    }
+    fn cursor_ref(&self) -> &DbIterator {
+        &self.it
+    }
+}
+
+/// Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the
+/// latest committed state), never returning keys below `lower` (inclusive; NULL: no bound)
+/// or at or above `upper` (exclusive; NULL: no bound). It starts unpositioned: call a seek
+/// function first.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `cf` and `snapshot` are NULL or live handles of
+/// this database; each bound is NULL (with length 0) or its length in readable bytes;
+/// `iter` is NULL or writable; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_create(
+    db: *mut riptide_db_t,
+    cf: *const riptide_cf_t,
+    snapshot: *const riptide_snapshot_t,
+    lower: *const c_char,
+    lower_len: usize,
+    upper: *const c_char,
+    upper_len: usize,
+    iter: *mut *mut riptide_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let h = arg_ref(db, "db")?;
+            // SAFETY: forwarded contract.
+            let cf = arg_opt(cf);
+            // SAFETY: forwarded contract.
+            let snapshot = arg_opt(snapshot);
+            // SAFETY: forwarded contract.
+            let lower = opt_bytes(lower, lower_len, "lower")?;
+            // SAFETY: forwarded contract.
+            let upper = opt_bytes(upper, upper_len, "upper")?;
+            let it = h.with(|db| {
+                let mut opts = ReadOptions::default();
+                if let Some(s) = snapshot {
+                    opts = opts.snapshot(&s.snap);
+                }
+                if let Some(l) = lower {
+                    opts = opts.lower_bound(l);
+                }
+                if let Some(u) = upper {
+                    opts = opts.upper_bound(u);
+                }
+                db.iter_cf(&cf_or_default(db, cf), opts)
+            })?;
+            out.set(into_handle(riptide_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
+/// Frees an iterator. NULL is a no-op.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live iterator handle not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_destroy(iter: *mut riptide_iter_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(iter) }
+}
+
+/// Positions on the first key (at or above the lower bound).
+///
+/// # Safety
+///
+/// `iter` is NULL or a live iterator handle used by this thread alone; `errmsg` is NULL or
+/// writable. The same holds for every function that moves an iterator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_seek_to_first(
+    iter: *mut riptide_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::First, errmsg) }
+}
+
+/// Positions on the last key (below the upper bound).
+///
+/// # Safety
+///
+/// As `riptide_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_seek_to_last(
+    iter: *mut riptide_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Last, errmsg) }
+}
+
+/// Positions on the first key >= `target` (clamped to the bounds).
+///
+/// # Safety
+///
+/// As `riptide_iter_seek_to_first`; `(target, target_len)` is NULL or `target_len`
+/// readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_seek(
+    iter: *mut riptide_iter_t,
+    target: *const c_char,
+    target_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { seek_cursor(iter, target, target_len, false, errmsg) }
+}
+
+/// Positions on the last key <= `target` (clamped to the bounds).
+///
+/// # Safety
+///
+/// As `riptide_iter_seek`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_seek_for_prev(
+    iter: *mut riptide_iter_t,
+    target: *const c_char,
+    target_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { seek_cursor(iter, target, target_len, true, errmsg) }
+}
+
+/// Moves to the next key. Does nothing when not valid.
+///
+/// # Safety
+///
+/// As `riptide_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_next(
+    iter: *mut riptide_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Next, errmsg) }
+}
+
+/// Moves to the previous key. Does nothing when not valid.
+///
+/// # Safety
+///
+/// As `riptide_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_prev(
+    iter: *mut riptide_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Prev, errmsg) }
+}
+
+/// True when positioned on an entry; false for NULL.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live iterator handle not being moved by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_valid(iter: *const riptide_iter_t) -> bool {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_valid(iter) }
+}
+
+/// The current key: a pointer valid until the iterator next moves or is destroyed (do not
+/// free it), its length in `*key_len`. NULL (length 0) when not valid or for a NULL handle.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live iterator handle not being moved by another thread; `key_len` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_key(
+    iter: *const riptide_iter_t,
+    key_len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_entry(iter, key_len, true) }
+}
+
+/// The current value: as `riptide_iter_key`.
+///
+/// # Safety
+///
+/// As `riptide_iter_key`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_value(
+    iter: *const riptide_iter_t,
+    value_len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_entry(iter, value_len, false) }
+}

@@ -1,0 +1,57 @@
+//! Riptide's stable C ABI: `extern "C"` functions over the [`riptide`] engine, for the
+//! MariaDB plugin (a C++ handler links the static library `libriptide_capi.a`) and for C
+//! users. The header `include/riptide.h` is generated from this crate by cbindgen (see
+//! `tests/header_is_fresh.rs`); `README.md` beside it gives the linking, ownership and
+//! threading rules.
+//!
+//! Conventions of every function:
+//!
+//! - Handles are opaque pointers (`riptide_db_t *`...), made by a `_create`/`_open`/`_begin`
+//!   function and freed by the matching `_destroy`/`_release`; freeing NULL is a no-op.
+//! - A fallible function returns [`riptide_status_t`] and takes `char **errmsg` last: on
+//!   success `*errmsg` is set to NULL, on failure to a `malloc`'d message the caller frees
+//!   with [`riptide_free`]. `errmsg` itself may be NULL.
+//! - Byte strings are `(const char *data, size_t len)` and may contain NULs; NULL data with
+//!   length 0 is the empty string, NULL data with a nonzero length is
+//!   `RIPTIDE_INVALID_ARGUMENT`. A NULL handle is `RIPTIDE_INVALID_ARGUMENT` naming the
+//!   parameter, except where NULL is documented to mean a default (column family, snapshot,
+//!   options, bounds).
+//! - No panic crosses the boundary: each body runs under `catch_unwind`, and a panic becomes
+//!   `RIPTIDE_INTERNAL` with the panic's message.
+
+// The C ABI names its types the C way (`riptide_db_t`, `RIPTIDE_OK`).
+#![allow(non_camel_case_types)]
+// C functions take flat parameter lists (pointer + length pairs, out-parameters, errmsg).
+#![allow(clippy::too_many_arguments)]
+
+mod batch;
+mod cf;
+mod cursor;
+mod db;
+mod ffi_util;
+mod iter;
+mod kv;
+mod memory;
+mod options;
+mod snapshot;
+mod stats;
+mod status;
+mod txn;
+mod txn_iter;
+mod txn_options;
+mod xid;
+
+pub use batch::*;
+pub use cf::*;
+pub use db::*;
+pub use iter::*;
+pub use kv::*;
+pub use memory::*;
+pub use options::*;
+pub use snapshot::*;
+pub use stats::*;
+pub use status::*;
+pub use txn::*;
+pub use txn_iter::*;
+pub use txn_options::*;
+pub use xid::*;

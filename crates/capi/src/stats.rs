@@ -1,0 +1,242 @@
+//! Statistics: the engine's counters copied into a `#[repr(C)]` struct, and a text report.
+
+use std::ffi::c_char;
+
+use riptide::{LockManagerStats, Statistics};
+
+use crate::db::riptide_db_t;
+use crate::ffi_util::{Out, arg_ref, guard, null_arg};
+use crate::memory::malloc_string;
+use crate::status::riptide_status_t;
+
+/// A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
+/// only ever added at the end, so a caller built against an older header keeps working (it
+/// passes its own `sizeof(riptide_stats_t)`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct riptide_stats_t {
+    /// Keys written by the user (each put, delete, single delete counts one).
+    pub keys_written: u64,
+    /// Bytes of user keys and values written.
+    pub user_bytes_written: u64,
+    /// Write groups committed (one WAL record each).
+    pub write_groups: u64,
+    /// Bytes appended to the WAL.
+    pub wal_bytes_written: u64,
+    /// WAL fsyncs.
+    pub wal_syncs: u64,
+    /// Point reads served.
+    pub gets: u64,
+    /// Memtables flushed to L0 tables.
+    pub flushes: u64,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes_written: u64,
+    /// Compactions finished.
+    pub compactions: u64,
+    /// Bytes of tables read by compactions.
+    pub compaction_bytes_read: u64,
+    /// Bytes of tables written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Tombstones compactions removed for good.
+    pub compaction_tombstones_dropped: u64,
+    /// Versions compactions dropped because a range delete covered them.
+    pub compaction_range_deleted: u64,
+    /// Estimated bytes compaction must still rewrite.
+    pub pending_compaction_bytes: u64,
+    /// Compactions running now.
+    pub running_compactions: u64,
+    /// Bytes held by memtables (active and frozen), all column families.
+    pub memtable_bytes: u64,
+    /// Frozen memtables waiting for flush, all column families.
+    pub immutable_memtables: u64,
+    /// Block cache hits.
+    pub block_cache_hits: u64,
+    /// Block cache misses.
+    pub block_cache_misses: u64,
+    /// Table files open now.
+    pub open_table_files: u64,
+    /// Table files opened because the table cache did not hold them.
+    pub table_opens: u64,
+    /// Bytes held by the block cache.
+    pub block_cache_usage: u64,
+    /// The block cache's capacity.
+    pub block_cache_capacity: u64,
+    /// Data block lookups served from the cache.
+    pub data_block_hits: u64,
+    /// Data block lookups read from a table file.
+    pub data_block_misses: u64,
+    /// Index block lookups served from the cache.
+    pub index_block_hits: u64,
+    /// Index block lookups read from a table file.
+    pub index_block_misses: u64,
+    /// Bloom filter lookups served from the cache.
+    pub filter_block_hits: u64,
+    /// Bloom filter lookups read from a table file.
+    pub filter_block_misses: u64,
+    /// Write groups slowed down by back-pressure.
+    pub write_slowdowns: u64,
+    /// Total microseconds of those slowdowns.
+    pub write_slowdown_micros: u64,
+    /// Times writes stopped until background work caught up.
+    pub write_stops: u64,
+    /// Total microseconds writes were stopped.
+    pub write_stop_micros: u64,
+    /// The longest single slowdown or stop, in microseconds.
+    pub longest_write_wait_micros: u64,
+    /// Live snapshots.
+    pub live_snapshots: u64,
+    /// Row-lock requests granted.
+    pub lock_granted: u64,
+    /// Row-lock requests that had to wait.
+    pub lock_waits: u64,
+    /// Total microseconds spent waiting for row locks.
+    pub lock_wait_micros: u64,
+    /// Row-lock requests that failed with `RIPTIDE_TIMED_OUT`.
+    pub lock_timeouts: u64,
+    /// Row-lock requests that failed with `RIPTIDE_DEADLOCK`.
+    pub lock_deadlocks: u64,
+    /// Keys currently locked by at least one transaction.
+    pub locked_keys: u64,
+    /// Bytes written to disk (WAL and tables) per byte of user data; 0 before any write.
+    pub write_amplification: f64,
+    /// Total table bytes per byte in the last level; 0 with no tables.
+    pub space_amplification: f64,
+    /// Blocks read from table files per point read.
+    pub block_reads_per_get: f64,
+    /// Fraction of block lookups served from the cache; 0 before any lookup.
+    pub block_cache_hit_rate: f64,
+}
+
+impl riptide_stats_t {
+    /// The C form of the engine's statistics and lock statistics.
+    fn new(s: &Statistics, l: &LockManagerStats) -> riptide_stats_t {
+        riptide_stats_t {
+            keys_written: s.keys_written,
+            user_bytes_written: s.user_bytes_written,
+            write_groups: s.write_groups,
+            wal_bytes_written: s.wal_bytes_written,
+            wal_syncs: s.wal_syncs,
+            gets: s.gets,
+            flushes: s.flushes,
+            flush_bytes_written: s.flush_bytes_written,
+            compactions: s.compactions,
+            compaction_bytes_read: s.compaction_bytes_read,
+            compaction_bytes_written: s.compaction_bytes_written,
+            compaction_tombstones_dropped: s.compaction_tombstones_dropped,
+            compaction_range_deleted: s.compaction_range_deleted,
+            pending_compaction_bytes: s.pending_compaction_bytes,
+            running_compactions: s.running_compactions,
+            memtable_bytes: s.memtable_bytes,
+            immutable_memtables: s.immutable_memtables,
+            block_cache_hits: s.block_cache_hits,
+            block_cache_misses: s.block_cache_misses,
+            open_table_files: s.open_table_files,
+            table_opens: s.table_opens,
+            block_cache_usage: s.block_cache_usage,
+            block_cache_capacity: s.block_cache_capacity,
+            data_block_hits: s.data_block_hits,
+            data_block_misses: s.data_block_misses,
+            index_block_hits: s.index_block_hits,
+            index_block_misses: s.index_block_misses,
+            filter_block_hits: s.filter_block_hits,
+            filter_block_misses: s.filter_block_misses,
+            write_slowdowns: s.write_slowdowns,
+            write_slowdown_micros: s.write_slowdown_micros,
+            write_stops: s.write_stops,
+            write_stop_micros: s.write_stop_micros,
+            longest_write_wait_micros: s.longest_write_wait_micros,
+            live_snapshots: s.live_snapshots,
+            lock_granted: l.granted,
+            lock_waits: l.waits,
+            lock_wait_micros: u64::try_from(l.wait_time.as_micros()).unwrap_or(u64::MAX),
+            lock_timeouts: l.timeouts,
+            lock_deadlocks: l.deadlocks,
+            locked_keys: l.locked_keys,
+            write_amplification: s.write_amplification(),
+            space_amplification: s.space_amplification(),
+            block_reads_per_get: s.block_reads_per_get(),
+            block_cache_hit_rate: s.block_cache_hit_rate(),
+        }
+    }
+}
+
+/// Fills `*stats` with the engine's statistics. Pass `stats_size = sizeof(riptide_stats_t)`:
+/// at most that many bytes are written (a larger size than this library knows gets zeros
+/// after the known fields), so callers and libraries of different versions agree.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `stats` is NULL or `stats_size` writable bytes;
+/// `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_stats(
+    db: *mut riptide_db_t,
+    stats: *mut riptide_stats_t,
+    stats_size: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            if stats.is_null() {
+                return Err(null_arg("stats"));
+            }
+            let filled = arg_ref(db, "db")?.with(|db| {
+                Ok(riptide_stats_t::new(
+                    &db.statistics(),
+                    &db.lock_statistics(),
+                ))
+            })?;
+            let ours = std::mem::size_of::<riptide_stats_t>();
+            let n = ours.min(stats_size);
+            let dst = stats.cast::<u8>();
+            // SAFETY: `dst` is non-NULL (checked above) and, per the contract, has
+            // `stats_size >= n` writable bytes; `filled` is a local, so no overlap.
+            std::ptr::copy_nonoverlapping(std::ptr::from_ref(&filled).cast::<u8>(), dst, n);
+            if stats_size > ours {
+                // SAFETY: per the contract `dst` has `stats_size` writable bytes, so the
+                // range `ours..stats_size` is in bounds.
+                std::ptr::write_bytes(dst.add(ours), 0, stats_size - ours);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Stores in `*report` a multi-line, human-readable statistics report (counters, per-level
+/// files and bytes, row locks), NUL-terminated, to free with `riptide_free`. This is what
+/// `SHOW ENGINE RIPTIDE STATUS` prints.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `report` and `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_stats_report(
+    db: *mut riptide_db_t,
+    report: *mut *mut c_char,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(report, "report")?;
+            out.set(std::ptr::null_mut());
+            let text = arg_ref(db, "db")?.with(|db| {
+                let l = db.lock_statistics();
+                Ok(format!(
+                    "{}row locks: {} granted, {} waits ({} us), {} timeouts, {} deadlocks, {} keys locked\n",
+                    db.statistics(),
+                    l.granted,
+                    l.waits,
+                    l.wait_time.as_micros(),
+                    l.timeouts,
+                    l.deadlocks,
+                    l.locked_keys
+                ))
+            })?;
+            out.set(malloc_string(&text)?);
+            Ok(())
+        })
+    }
+}

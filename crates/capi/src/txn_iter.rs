@@ -1,0 +1,217 @@
+//! `riptide_txn_iter_t`: a cursor over one column family as a transaction sees it (its own
+//! writes over the database at its read point).
+
+use std::ffi::c_char;
+
+use riptide::{ReadOptions, TxnIterator};
+
+use crate::cf::riptide_cf_t;
+use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
+use crate::ffi_util::{Out, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes};
+use crate::status::riptide_status_t;
+use crate::txn::riptide_txn_t;
+
+/// A transaction iterator (opaque). Made by `riptide_txn_iter_create`, freed by
+/// `riptide_txn_iter_destroy` (before its transaction). One thread at a time. It sees writes
+/// the transaction makes while it is open; scans are not validated or locked.
+pub struct riptide_txn_iter_t {
+    it: TxnIterator,
+}
+
+impl CursorHandle for riptide_txn_iter_t {
+    type C = TxnIterator;
+    fn cursor(&mut self) -> &mut TxnIterator {
+        &mut self.it
+    }
+    fn cursor_ref(&self) -> &TxnIterator {
+        &self.it
+    }
+}
+
+/// Creates an iterator over `cf` (NULL: the default column family) as `txn` sees it, within
+/// the optional bounds `lower` (inclusive) and `upper` (exclusive) (NULL: no bound). It
+/// starts unpositioned: call a seek function first.
+///
+/// # Safety
+///
+/// `txn` is NULL or a live transaction handle; `cf` is NULL or a live column family handle
+/// of the transaction's database; each bound is NULL (with length 0) or its length in
+/// readable bytes; `iter` and `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_create(
+    txn: *mut riptide_txn_t,
+    cf: *const riptide_cf_t,
+    lower: *const c_char,
+    lower_len: usize,
+    upper: *const c_char,
+    upper_len: usize,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let t = arg_ref(txn, "txn")?;
+            // SAFETY: forwarded contract.
+            let cf = t.cf(arg_opt(cf));
+            let mut opts = ReadOptions::default();
+            // SAFETY: forwarded contract.
+            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
+                opts = opts.lower_bound(l);
+            }
+            // SAFETY: forwarded contract.
+            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
+                opts = opts.upper_bound(u);
+            }
+            let it = t.txn.iter(&cf, opts)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
+/// Frees a transaction iterator. NULL is a no-op.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live transaction iterator handle not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_destroy(iter: *mut riptide_txn_iter_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(iter) }
+}
+
+/// Positions on the first visible key.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live transaction iterator handle used by this thread alone; `errmsg`
+/// is NULL or writable. The same holds for every function that moves it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_seek_to_first(
+    iter: *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::First, errmsg) }
+}
+
+/// Positions on the last visible key.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_seek_to_last(
+    iter: *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Last, errmsg) }
+}
+
+/// Positions on the first visible key >= `target`.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek_to_first`; `(target, target_len)` is NULL or `target_len`
+/// readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_seek(
+    iter: *mut riptide_txn_iter_t,
+    target: *const c_char,
+    target_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { seek_cursor(iter, target, target_len, false, errmsg) }
+}
+
+/// Positions on the last visible key <= `target`.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_seek_for_prev(
+    iter: *mut riptide_txn_iter_t,
+    target: *const c_char,
+    target_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { seek_cursor(iter, target, target_len, true, errmsg) }
+}
+
+/// Moves to the next visible key. Does nothing when not valid.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_next(
+    iter: *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Next, errmsg) }
+}
+
+/// Moves to the previous visible key. Does nothing when not valid.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek_to_first`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_prev(
+    iter: *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { step_cursor(iter, Step::Prev, errmsg) }
+}
+
+/// True when positioned on an entry; false for NULL.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live transaction iterator handle not being moved by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_valid(iter: *const riptide_txn_iter_t) -> bool {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_valid(iter) }
+}
+
+/// The current key: a pointer valid until the iterator next moves or is destroyed (do not
+/// free it), its length in `*key_len`. NULL (length 0) when not valid or for NULL.
+///
+/// # Safety
+///
+/// `iter` is NULL or a live transaction iterator handle not being moved by another thread;
+/// `key_len` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_key(
+    iter: *const riptide_txn_iter_t,
+    key_len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_entry(iter, key_len, true) }
+}
+
+/// The current value: as `riptide_txn_iter_key`.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_key`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_value(
+    iter: *const riptide_txn_iter_t,
+    value_len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    unsafe { cursor_entry(iter, value_len, false) }
+}

@@ -1,0 +1,187 @@
+//! Every kind of bad argument is reported as `RIPTIDE_INVALID_ARGUMENT` with a message naming
+//! the parameter, never a crash: NULL handles, NULL out-parameters, NULL data with a nonzero
+//! length, unknown enum values, invalid xids.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::ptr::{null, null_mut};
+
+use common::{TestDb, expect};
+use riptide_capi::*;
+use riptide_status_t::RIPTIDE_INVALID_ARGUMENT as INVALID;
+
+#[test]
+fn null_handles_are_named_in_the_message() {
+    let mut err = null_mut();
+    let mut out_db = null_mut();
+    let mut value = null_mut();
+    let (mut len, mut found) = (0usize, false);
+    // SAFETY: every pointer passed is NULL (which the contract allows) or a live local.
+    unsafe {
+        let st = riptide_put(null_mut(), null(), null(), 0, null(), 0, &mut err);
+        expect(st, err, INVALID, "`db`");
+        let st = riptide_get(
+            null_mut(),
+            null(),
+            null(),
+            null(),
+            0,
+            &mut value,
+            &mut len,
+            &mut found,
+            &mut err,
+        );
+        expect(st, err, INVALID, "`db`");
+        let st = riptide_db_open(null(), null(), &mut out_db, &mut err);
+        expect(st, err, INVALID, "`path`");
+        let st = riptide_db_open(c"/nonexistent".as_ptr(), null(), null_mut(), &mut err);
+        expect(st, err, INVALID, "`db`");
+        let st = riptide_write(null_mut(), null_mut(), &mut err);
+        expect(st, err, INVALID, "`db`");
+        let st = riptide_flush(null_mut(), &mut err);
+        expect(st, err, INVALID, "`db`");
+        let st = riptide_txn_commit(null_mut(), &mut err);
+        expect(st, err, INVALID, "`txn`");
+        let st = riptide_txn_iter_next(null_mut(), &mut err);
+        expect(st, err, INVALID, "`iter`");
+        let st = riptide_iter_seek(null_mut(), null(), 0, &mut err);
+        expect(st, err, INVALID, "`iter`");
+        let st = riptide_batch_put(null_mut(), null(), null(), 0, null(), 0, &mut err);
+        expect(st, err, INVALID, "`batch`");
+        let st = riptide_txn_options_set_isolation(null_mut(), 0, &mut err);
+        expect(st, err, INVALID, "`options`");
+        let st = riptide_stats(null_mut(), null_mut(), 0, &mut err);
+        expect(st, err, INVALID, "`stats`");
+        let st = riptide_prepared_list(null_mut(), null_mut(), null_mut(), &mut err);
+        expect(st, err, INVALID, "`xids`");
+    }
+    assert!(out_db.is_null());
+}
+
+#[test]
+fn null_out_parameters_and_lengths_are_refused() {
+    let t = TestDb::open();
+    let mut err = null_mut();
+    let mut value = null_mut();
+    let (mut len, mut found) = (0usize, false);
+    // SAFETY: `t.db` is live; every other pointer is NULL or a live local.
+    unsafe {
+        let st = riptide_get(
+            t.db,
+            null(),
+            null(),
+            null(),
+            0,
+            null_mut(),
+            &mut len,
+            &mut found,
+            &mut err,
+        );
+        expect(st, err, INVALID, "`value`");
+        let st = riptide_get(
+            t.db,
+            null(),
+            null(),
+            null(),
+            0,
+            &mut value,
+            null_mut(),
+            &mut found,
+            &mut err,
+        );
+        expect(st, err, INVALID, "`value_len`");
+        let st = riptide_put(t.db, null(), null(), 4, null(), 0, &mut err);
+        expect(st, err, INVALID, "`key` is NULL but its length is 4");
+        let st = riptide_put(t.db, null(), c"k".as_ptr(), 1, null(), 9, &mut err);
+        expect(st, err, INVALID, "`value`");
+        let st = riptide_iter_create(
+            t.db,
+            null(),
+            null(),
+            null(),
+            3,
+            null(),
+            0,
+            &mut null_mut(),
+            &mut err,
+        );
+        expect(st, err, INVALID, "`lower`");
+        let st = riptide_cf_create(t.db, null(), &mut null_mut(), &mut err);
+        expect(st, err, INVALID, "`name`");
+        let st = riptide_cf_create(t.db, c"\xff".as_ptr(), &mut null_mut(), &mut err);
+        expect(st, err, INVALID, "not UTF-8");
+        let st = riptide_compact_range(t.db, null(), null(), 0, c"z".as_ptr(), 1, &mut err);
+        expect(st, err, INVALID, "both bounds");
+        let st = riptide_latest_seqno(t.db, null_mut(), &mut err);
+        expect(st, err, INVALID, "`seqno`");
+        // The empty key (NULL, 0) is a key like any other.
+        let st = riptide_put(t.db, null(), null(), 0, c"empty".as_ptr(), 5, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_OK);
+    }
+    assert_eq!(t.get(b"").unwrap().as_deref(), Some(&b"empty"[..]));
+    assert!(
+        value.is_null() && len == 0 && !found,
+        "out-params cleared on failure"
+    );
+}
+
+#[test]
+fn unknown_enum_values_and_bad_xids_are_refused() {
+    let t = TestDb::open();
+    let mut err = null_mut();
+    let o = riptide_txn_options_create();
+    let mut txn = null_mut();
+    // SAFETY: `o` and `t.db` are live handles; `txn` and `err` are locals.
+    unsafe {
+        let st = riptide_txn_options_set_isolation(o, 3, &mut err);
+        expect(st, err, INVALID, "isolation level 3");
+        let st = riptide_txn_options_set_concurrency(o, -1, &mut err);
+        expect(st, err, INVALID, "concurrency -1");
+        let st = riptide_txn_begin(t.db, o, &mut txn, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_OK);
+        riptide_txn_options_destroy(o);
+        let st = riptide_txn_prepare(txn, 0, null(), 0, null(), 0, &mut err);
+        expect(st, err, INVALID, "gtrid");
+        let long = [b'g'; 65];
+        let st = riptide_txn_prepare(txn, 0, long.as_ptr().cast(), 65, null(), 0, &mut err);
+        expect(st, err, INVALID, "gtrid");
+        let st = riptide_txn_prepare(txn, -1, c"g".as_ptr(), 1, null(), 0, &mut err);
+        expect(st, err, INVALID, "-1");
+        let st = riptide_commit_prepared(t.db, 0, null(), 3, null(), 0, &mut err);
+        expect(st, err, INVALID, "`gtrid`");
+        riptide_txn_destroy(txn);
+    }
+}
+
+#[test]
+fn null_is_a_no_op_for_destructors_and_a_default_for_accessors() {
+    let mut len = 7usize;
+    // SAFETY: NULL is allowed for every destructor and accessor.
+    unsafe {
+        riptide_db_destroy(null_mut());
+        riptide_options_destroy(null_mut());
+        riptide_txn_options_destroy(null_mut());
+        riptide_cf_destroy(null_mut());
+        riptide_batch_destroy(null_mut());
+        riptide_snapshot_release(null_mut());
+        riptide_iter_destroy(null_mut());
+        riptide_txn_iter_destroy(null_mut());
+        riptide_txn_destroy(null_mut());
+        riptide_free(null_mut());
+        riptide_free_value(null_mut(), 3);
+        riptide_free_string_list(null_mut(), 3);
+        assert!(riptide_iter_key(null(), &mut len).is_null());
+        assert_eq!(len, 0);
+        assert!(riptide_txn_iter_value(null(), null_mut()).is_null());
+        assert!(!riptide_iter_valid(null()));
+        assert!(!riptide_txn_iter_valid(null()));
+        assert_eq!(riptide_batch_count(null()), 0);
+        assert_eq!(riptide_snapshot_seqno(null()), 0);
+        assert_eq!(riptide_txn_id(null()), 0);
+        assert_eq!(riptide_cf_id(null()), 0);
+        assert!(riptide_cf_name(null(), &mut len).is_null());
+    }
+}
