@@ -10,6 +10,7 @@ mod chart;
 mod engines;
 mod queue;
 mod sustained;
+mod txn;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,6 +30,9 @@ enum Workload {
     /// Insert at the high end while deleting from the low end, scans from the low end:
     /// rows per second in 10-second windows (the pattern of TideSQL issue 122; Riptide).
     Queue,
+    /// Commit throughput of small transactions (1-10 random puts): threads x optimistic /
+    /// pessimistic x sync none / full, 5 s per cell (`--quick`: 1 s, threads 1 and 4; Riptide).
+    Txn,
 }
 
 #[derive(Parser, Debug)]
@@ -202,6 +206,7 @@ fn main() -> Result<()> {
                 &out,
             )
         }
+        Workload::Txn => txn::run(args.quick, &base.join("txn"), &out),
     }
 }
 

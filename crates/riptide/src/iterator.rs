@@ -363,6 +363,12 @@ impl DbIterator {
         if self.above_upper(target) {
             return self.find_prev_visible(BackwardStart::End);
         }
+        if self.below_lower(target) {
+            // Nothing at or below `target` is within the bounds.
+            self.valid = false;
+            self.direction = Direction::Backward;
+            return Ok(());
+        }
         // Is `target` itself live?
         self.merged.seek(&seek_key(target, self.snapshot))?;
         self.find_next_visible(None)?;

@@ -107,28 +107,42 @@ impl TxnIterator {
             && self.upper.as_deref().is_none_or(|u| key < u)
     }
 
-    /// The first buffered entry at or after (`inclusive`) / after `key`, within bounds.
+    /// The first buffered entry at or after (`inclusive`) / after `key`, within bounds (a
+    /// `key` below the lower bound starts at the lower bound).
     fn buffer_forward(&self, key: Option<&[u8]>, inclusive: bool) -> Buffered {
         let st = self.txn.state.lock();
         let cf = self.cf.id();
-        let found = match key {
+        let start = match (key, self.lower.as_deref()) {
+            (None, None) => None,
+            (None, Some(l)) => Some((l, true)),
+            (Some(k), Some(l)) if k < l => Some((l, true)),
+            (Some(k), _) => Some((k, inclusive)),
+        };
+        let found = match start {
             None => st.buffer.first(cf),
-            Some(k) if inclusive => st.buffer.seek_ge(cf, k),
-            Some(k) => st.buffer.next_after(cf, k),
+            Some((k, true)) => st.buffer.seek_ge(cf, k),
+            Some((k, false)) => st.buffer.next_after(cf, k),
         };
         found
             .filter(|(k, _)| self.in_bounds(k))
             .map(|(k, op)| (k.to_vec(), op.value().map(<[u8]>::to_vec)))
     }
 
-    /// The last buffered entry at or before (`inclusive`) / before `key`, within bounds.
+    /// The last buffered entry at or before (`inclusive`) / before `key`, within bounds (a
+    /// `key` at or above the upper bound starts just below the upper bound).
     fn buffer_backward(&self, key: Option<&[u8]>, inclusive: bool) -> Buffered {
         let st = self.txn.state.lock();
         let cf = self.cf.id();
-        let found = match key {
+        let start = match (key, self.upper.as_deref()) {
+            (None, None) => None,
+            (None, Some(u)) => Some((u, false)),
+            (Some(k), Some(u)) if k >= u => Some((u, false)),
+            (Some(k), _) => Some((k, inclusive)),
+        };
+        let found = match start {
             None => st.buffer.last(cf),
-            Some(k) if inclusive => st.buffer.seek_le(cf, k),
-            Some(k) => st.buffer.prev_before(cf, k),
+            Some((k, true)) => st.buffer.seek_le(cf, k),
+            Some((k, false)) => st.buffer.prev_before(cf, k),
         };
         found
             .filter(|(k, _)| self.in_bounds(k))

@@ -451,11 +451,14 @@ impl Transaction {
         crate::db::check_live(cf)?;
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;
-        let seqno = self.read_seqno(&mut st);
         if let Some(mode) = lock {
             self.protect(&mut st, cf, key, mode, false)?;
             st.protected_reads.insert((cf.id(), key.to_vec()));
         }
+        // After the lock wait (read committed must see what the lock holder committed), and
+        // after tracking (an optimistic key is tracked at or before the point it is read at,
+        // so a commit in between is a conflict, never a missed one).
+        let seqno = self.read_seqno(&mut st);
         if let Some(op) = st.buffer.get(cf.id(), key) {
             return Ok(op.value().map(<[u8]>::to_vec));
         }
