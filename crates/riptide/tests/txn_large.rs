@@ -11,10 +11,17 @@
 
 use riptide::{Concurrency, Db, Options, ReadOptions, TransactionOptions};
 
-const ROWS: u64 = 200_000;
+/// Rows per transaction; `RIPTIDE_LARGE_TXN_ROWS` overrides it for a run by hand.
+fn rows() -> u64 {
+    std::env::var("RIPTIDE_LARGE_TXN_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000)
+}
 const VALUE_LEN: usize = 40;
 
 fn run(concurrency: Concurrency) {
+    let rows = rows();
     let dir = tempfile::tempdir().unwrap();
     // Small memtables: the commit lands in a memtable far over its size, which must be fine.
     let db = Db::open(dir.path(), Options::default().write_buffer_size(1 << 20)).unwrap();
@@ -23,26 +30,26 @@ fn run(concurrency: Concurrency) {
         .begin_transaction(TransactionOptions::default().concurrency(concurrency))
         .unwrap();
     let value = vec![b'v'; VALUE_LEN];
-    for i in 0..ROWS {
+    for i in 0..rows {
         txn.put(&cf, format!("row{i:08}").as_bytes(), &value)
             .unwrap();
     }
-    assert_eq!(txn.write_count() as u64, ROWS);
+    assert_eq!(txn.write_count() as u64, rows);
     // The documented bound: key + value + ENTRY_OVERHEAD_BYTES per row written (no savepoint
     // is open, so no undo records), plus the lock records of a pessimistic transaction.
     let per_row = 11 + VALUE_LEN + riptide_txn_overhead();
     let locks = if concurrency == Concurrency::Pessimistic {
-        ROWS as usize * (11 + riptide_txn_overhead())
+        rows as usize * (11 + riptide_txn_overhead())
     } else {
         0
     };
     let mem = txn.approximate_memory();
     assert!(
-        mem <= ROWS as usize * per_row + locks,
-        "{mem} bytes for {ROWS} rows is over the documented bound"
+        mem <= rows as usize * per_row + locks,
+        "{mem} bytes for {rows} rows is over the documented bound"
     );
     assert!(
-        mem >= ROWS as usize * (11 + VALUE_LEN),
+        mem >= rows as usize * (11 + VALUE_LEN),
         "{mem} bytes cannot hold the rows"
     );
 
@@ -53,7 +60,7 @@ fn run(concurrency: Concurrency) {
         seen += 1;
         it.next().unwrap();
     }
-    assert_eq!(seen, ROWS, "the transaction's iterator sees its own rows");
+    assert_eq!(seen, rows, "the transaction's iterator sees its own rows");
     drop(it);
     assert_eq!(
         db.get(b"row00000000").unwrap(),
@@ -69,11 +76,11 @@ fn run(concurrency: Concurrency) {
         committed += 1;
         it.next().unwrap();
     }
-    assert_eq!(committed, ROWS);
+    assert_eq!(committed, rows);
     db.close().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     assert_eq!(
-        db.get(format!("row{:08}", ROWS - 1).as_bytes()).unwrap(),
+        db.get(format!("row{:08}", rows - 1).as_bytes()).unwrap(),
         Some(value)
     );
 }
