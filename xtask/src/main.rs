@@ -1,7 +1,10 @@
 //! Every Riptide workflow as `cargo xtask <verb>`.
 //!
-//! `cargo xtask test` is the one command CI runs (`.ci/run`); `cargo xtask run` is the
-//! one-command demo. Each verb prints what it runs.
+//! `cargo xtask test` is the one command CI runs (`.ci/run`); `cargo xtask run` starts a
+//! private MariaDB server with Riptide loaded; `cargo xtask demo` is the embedded demo. Each
+//! verb prints what it runs.
+
+mod mariadb;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Verb {
-    /// Every check and test: formatting, clippy, unit, property, crash and corruption tests.
+    /// Every check and test: formatting, clippy, unit, property, crash and corruption tests,
+    /// then the MariaDB plugin build and its mtr suites (installs MariaDB if missing).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -28,11 +32,31 @@ enum Verb {
     /// What CI runs: exactly `cargo xtask test`.
     Ci,
     /// Builds and runs the embedded demo: opens a database under target/, writes and reads
-    /// a million keys, prints throughput and statistics. (The MariaDB plugin is not built yet.)
-    Run {
+    /// a million keys, prints throughput and statistics.
+    Demo {
         /// Number of keys to write and read.
         #[arg(long, default_value_t = 1_000_000)]
         keys: u64,
+    },
+    /// Installs the MariaDB server, its test suite and sysbench (Debian packages pinned to one
+    /// version) and unpacks that version's source under target/mariadb-src (for the headers).
+    /// Idempotent: a no-op when done. Needs root.
+    Setup,
+    /// Builds the MariaDB plugin target/plugin/ha_riptide.so (runs setup if needed).
+    Plugin,
+    /// Starts a private MariaDB server (data in target/mariadb) with Riptide loaded and prints
+    /// how to connect. Reuses a running server of ours unless the plugin was rebuilt since it
+    /// started (then restarts it).
+    Run,
+    /// Shuts down the server `cargo xtask run` started.
+    Stop,
+    /// Runs our mtr suites (mysql-test/<suite>; default: riptide) with MariaDB's mtr.
+    Mtr {
+        /// Suites to run (default: riptide).
+        suites: Vec<String>,
+        /// Extra arguments for mtr (after `--`), e.g. `-- --record basic`.
+        #[arg(last = true)]
+        args: Vec<String>,
     },
     /// Benchmarks: the load/read comparison (default) or the criterion micro-benchmarks.
     Bench {
@@ -100,6 +124,9 @@ fn test(no_lint: bool) -> Result<()> {
     let mut t = cargo();
     t.args(["test", "--workspace", "--profile", "ci", "--no-fail-fast"]);
     run("tests (unit, property, crash, corruption, doc)", t)?;
+    // The MariaDB plugin: install the server and its source if missing, build
+    // ha_riptide.so, run our mtr suites against it.
+    mariadb::mtr(Vec::new(), Vec::new())?;
     eprintln!(
         "\nall checks passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -172,7 +199,12 @@ fn main() -> Result<()> {
     match Cli::parse().verb {
         Verb::Test { no_lint } => test(no_lint),
         Verb::Ci => test(false),
-        Verb::Run { keys } => demo(keys),
+        Verb::Demo { keys } => demo(keys),
+        Verb::Setup => mariadb::setup().map(|_| ()),
+        Verb::Plugin => mariadb::plugin().map(|_| ()),
+        Verb::Run => mariadb::run_server(),
+        Verb::Stop => mariadb::stop(),
+        Verb::Mtr { suites, args } => mariadb::mtr(suites, args),
         Verb::Bench {
             micro,
             rocksdb,

@@ -1,0 +1,138 @@
+/*
+  ha_riptide: the MariaDB handler of Riptide (ENGINE=RIPTIDE).
+
+  A thin C++ layer: it turns MariaDB rows and keys into bytes and forwards every operation to
+  the Riptide C ABI (crates/capi/include/riptide.h). Layout, transactions and the known gaps
+  of this milestone: plugin-shim/README.md.
+*/
+#pragma once
+
+#include <my_global.h>
+#include "handler.h"
+#include "thr_lock.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "riptide.h"
+
+/* Per-table state shared by every open handler of one table (one TABLE_SHARE). */
+class Riptide_share : public Handler_share
+{
+public:
+  THR_LOCK lock;
+  /* Index ids from the data dictionary: [0] is the primary key (or the hidden row id). */
+  std::vector<uint32_t> index_ids;
+  /* Next hidden row id (tables without a primary key). */
+  std::atomic<uint64_t> next_rowid{1};
+  /* Rough row count for the optimizer (in memory; see README). */
+  std::atomic<int64_t> rows{0};
+
+  Riptide_share() { thr_lock_init(&lock); }
+  ~Riptide_share() override { thr_lock_delete(&lock); }
+};
+
+/* How rows read by the current statement are locked. */
+enum class Riptide_row_lock
+{
+  NONE,
+  SHARED,
+  EXCLUSIVE
+};
+
+class ha_riptide final : public handler
+{
+public:
+  ha_riptide(handlerton *hton, TABLE_SHARE *table_arg);
+  ~ha_riptide() override;
+
+  const char *index_type(uint) override { return "LSM"; }
+  ulonglong table_flags() const override;
+  ulong index_flags(uint inx, uint part, bool all_parts) const override;
+  uint max_supported_record_length() const override { return HA_MAX_REC_LENGTH; }
+  uint max_supported_keys() const override { return MAX_INDEXES; }
+  uint max_supported_key_parts() const override { return MAX_REF_PARTS; }
+  uint max_supported_key_length() const override { return 3072; }
+  uint max_supported_key_part_length() const override { return 3072; }
+
+  int open(const char *name, int mode, uint test_if_locked) override;
+  int close(void) override;
+  int create(const char *name, TABLE *form, HA_CREATE_INFO *create_info) override;
+  int delete_table(const char *name) override;
+  int rename_table(const char *from, const char *to) override;
+
+  int write_row(const uchar *buf) override;
+  int update_row(const uchar *old_data, const uchar *new_data) override;
+  int delete_row(const uchar *buf) override;
+
+  int rnd_init(bool scan) override;
+  int rnd_end() override;
+  int rnd_next(uchar *buf) override;
+  int rnd_pos(uchar *buf, uchar *pos) override;
+  void position(const uchar *record) override;
+
+  int index_init(uint idx, bool sorted) override;
+  int index_end() override;
+  int index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
+                     enum ha_rkey_function find_flag) override;
+  int index_next(uchar *buf) override;
+  int index_prev(uchar *buf) override;
+  int index_first(uchar *buf) override;
+  int index_last(uchar *buf) override;
+
+  int info(uint flag) override;
+  int extra(enum ha_extra_function operation) override;
+  int reset() override;
+  int external_lock(THD *thd, int lock_type) override;
+  int start_stmt(THD *thd, thr_lock_type lock_type) override;
+  THR_LOCK_DATA **store_lock(THD *thd, THR_LOCK_DATA **to,
+                             enum thr_lock_type lock_type) override;
+  ha_rows records_in_range(uint inx, const key_range *min_key,
+                           const key_range *max_key, page_range *pages) override;
+  bool get_error_message(int error, String *buf) override;
+
+  /* Frees the iterator: called before the connection's transaction ends. */
+  void drop_iterator();
+
+private:
+  Riptide_share *share= nullptr;
+  THR_LOCK_DATA lock_data;
+  bool has_pk= false;
+  /* Index id prefix of the primary key (or the hidden row id), 4 bytes big-endian. */
+  std::string pk_prefix;
+  /* The key (prefix included) of the row read last: position(), and hidden-key updates. */
+  std::string cur_key;
+  /* The iterator is not on cur_key (a point read happened): re-seek before moving. */
+  bool iter_stale= false;
+  /* rnd_next has positioned the iterator (false right after rnd_init). */
+  bool scan_positioned= false;
+  riptide_txn_iter_t *iter= nullptr;
+  Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
+  /* Keys this statement moved a row to (a primary key update) while scanning: not read
+     again by the scan (the Halloween problem). */
+  std::unordered_set<std::string> moved_keys;
+  /* Scratch buffers. */
+  std::string key_buf;
+  std::string val_buf;
+  std::vector<uchar> rec_buf;
+  /* The index of the last HA_ERR_FOUND_DUPP_KEY. */
+  uint dup_key= uint(-1);
+  /* Message of the last HA_ERR_RIPTIDE. */
+  std::string last_error;
+
+  Riptide_share *get_share(const char *name, int *error);
+  riptide_txn_t *txn(int *error);
+  int status_error(riptide_status_t st, char *msg);
+  void encode_pk(const uchar *record, std::string *out);
+  int encode_key_tuple(const uchar *key, key_part_map keypart_map, std::string *out);
+  int unpack_row(const char *value, size_t len, uchar *buf);
+  int make_iterator();
+  int read_from_iterator(uchar *buf, bool forward);
+  int step(bool forward);
+  int resync_iterator(bool forward);
+  int point_read(uchar *buf, const std::string &key, bool *found);
+  int insert_key(const std::string &key, const uchar *record, bool check_dup);
+};
