@@ -372,7 +372,7 @@ fn run(ops: Vec<Op>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, max_shrink_iters: 2000, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: std::env::var("RIPTIDE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48), max_shrink_iters: 2000, .. ProptestConfig::default() })]
 
     #[test]
     fn engine_matches_btreemap_model(ops in proptest::collection::vec(op_strategy(), 1..300)) {
