@@ -212,8 +212,8 @@ impl Db {
             Some(s) => s.seqno(),
             None => self.inner.last_seqno.load(Ordering::Acquire),
         };
-        Counters::add(&self.inner.counters.gets, 1);
-        view.get(key, snapshot)
+        self.inner
+            .counted_get(&view, key, snapshot)
             .map_err(|e| e.with_context(format!("get in column family {:?}", cf.name())))
     }
 
@@ -567,6 +567,22 @@ impl DbInner {
         Ok(())
     }
 
+    /// A point read of `key` at `snapshot` in `view`, counted in the statistics (gets and the
+    /// data blocks they consulted).
+    pub(crate) fn counted_get(
+        &self,
+        view: &CfView,
+        key: &[u8],
+        snapshot: SeqNo,
+    ) -> Result<Option<Vec<u8>>> {
+        Counters::add(&self.counters.gets, 1);
+        let blocks_before = riptide_sstable::data_blocks_read_by_gets();
+        let found = view.get(key, snapshot);
+        let blocks = riptide_sstable::data_blocks_read_by_gets().wrapping_sub(blocks_before);
+        Counters::add(&self.counters.get_data_blocks, blocks);
+        found
+    }
+
     /// Registers a snapshot of the current state.
     pub(crate) fn take_snapshot(&self) -> Snapshot {
         // A compaction that read the snapshot list before this registration only holds
@@ -900,6 +916,7 @@ impl DbInner {
             wal_bytes_written: wal.bytes_written,
             wal_syncs: wal.syncs,
             gets: get(&c.gets),
+            get_data_blocks: get(&c.get_data_blocks),
             flushes: get(&c.flushes),
             flush_bytes_written: get(&c.flush_bytes_written),
             compactions: get(&c.compactions),

@@ -114,6 +114,19 @@ thread_local! {
     };
 }
 
+thread_local! {
+    /// Data blocks consulted by point lookups on this thread (cached or read), for the read
+    /// amplification statistic (see [`data_blocks_read_by_gets`]).
+    static GET_DATA_BLOCKS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many data blocks point lookups ([`Table::get`], [`Table::get_with`]) on the calling
+/// thread have consulted so far, from the cache or from the file. A caller measures the blocks
+/// one lookup touched as the difference around it: the per-get read amplification.
+pub fn data_blocks_read_by_gets() -> u64 {
+    GET_DATA_BLOCKS.try_with(Cell::get).unwrap_or(0)
+}
+
 /// Runs `f` with this thread's scratch buffers (fresh ones if they are in use, e.g. by a
 /// lookup nested in a `get_with` callback, or gone at thread exit).
 #[inline]
@@ -623,6 +636,7 @@ impl Table {
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
             let block = self.data_block(handle)?;
+            let _ = GET_DATA_BLOCKS.try_with(|c| c.set(c.get().wrapping_add(1)));
             let mut it = BlockIter::with_key_buffer(&*block, std::mem::take(data_key));
             // None: nothing >= target in this block; Some(r): the answer.
             let step = (|| -> Result<Option<Option<R>>> {

@@ -474,8 +474,7 @@ impl Transaction {
             return Ok(op.value().map(<[u8]>::to_vec));
         }
         drop(st);
-        let view = cf.data.view();
-        view.get(key, seqno)
+        self.shared.db.counted_get(&cf.data.view(), key, seqno)
     }
 
     fn write(
