@@ -219,24 +219,69 @@ impl CfView {
     /// `(seqno, snapshot]`: a version newer than a range tombstone at `seqno` that a reader at
     /// `snapshot` sees. When false, every version a reader at `snapshot` sees in the range is
     /// deleted by that tombstone, and an iterator may seek past the whole range.
+    ///
+    /// Per source: one whose sequence numbers are all `<= seqno` or all `> snapshot` cannot;
+    /// one whose sequence numbers are all in `(seqno, snapshot]` can iff it has any entry in
+    /// the range (one seek: the active memtable usually has none there, so a live database
+    /// still skips deleted ranges); one that straddles `seqno` is assumed to (answering
+    /// exactly would mean walking the range, which is what the skip avoids).
     pub(crate) fn may_hold_newer_in_range(
         &self,
         start: &[u8],
         end: &[u8],
         seqno: SeqNo,
         snapshot: SeqNo,
-    ) -> bool {
-        let newer = |min: Option<SeqNo>, max: Option<SeqNo>| {
-            max.is_some_and(|m| m > seqno) && min.is_some_and(|m| m <= snapshot)
+    ) -> Result<bool> {
+        use riptide_common::InternalIterator;
+        use riptide_common::key::{MAX_SEQNO, seek_key};
+        /// What the sequence-number bounds of a source say.
+        enum Bounds {
+            Cannot,
+            IfAnyInRange,
+            Assume,
+        }
+        let bounds = |min: Option<SeqNo>, max: Option<SeqNo>| match (min, max) {
+            (Some(min), Some(max)) => {
+                if max <= seqno || min > snapshot {
+                    Bounds::Cannot
+                } else if min > seqno {
+                    Bounds::IfAnyInRange
+                } else {
+                    Bounds::Assume
+                }
+            }
+            _ => Bounds::Cannot,
         };
-        std::iter::once(&self.mem)
-            .chain(self.imms.iter())
-            .any(|m| newer(m.min_seqno(), m.max_seqno()))
-            || self.levels().iter().flatten().any(|h| {
-                user_key(&h.meta.smallest) < end
-                    && !h.meta.ends_before(start)
-                    && newer(Some(h.meta.min_seqno), Some(h.meta.max_seqno))
-            })
+        let any_in_range = |it: &mut dyn InternalIterator| -> Result<bool> {
+            it.seek(&seek_key(start, MAX_SEQNO))?;
+            Ok(it.valid() && user_key(it.key()) < end)
+        };
+        for m in std::iter::once(&self.mem).chain(self.imms.iter()) {
+            match bounds(m.min_seqno(), m.max_seqno()) {
+                Bounds::Cannot => {}
+                Bounds::Assume => return Ok(true),
+                Bounds::IfAnyInRange => {
+                    if any_in_range(&mut m.iter())? {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        for h in self.levels().iter().flatten() {
+            if user_key(&h.meta.smallest) >= end || h.meta.ends_before(start) {
+                continue;
+            }
+            match bounds(Some(h.meta.min_seqno), Some(h.meta.max_seqno)) {
+                Bounds::Cannot => {}
+                Bounds::Assume => return Ok(true),
+                Bounds::IfAnyInRange => {
+                    if any_in_range(&mut h.iter())? {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Every stored version of `key` in every source, newest source first: (source name,

@@ -81,12 +81,15 @@ impl RangeDels {
         let skippable = match self.skippable {
             Some((i, s)) if i == idx => s,
             _ => {
-                let s = !view.may_hold_newer_in_range(
-                    &fragment.start,
-                    &fragment.end,
-                    fragment.seqno,
-                    snapshot,
-                );
+                // An error while checking only costs the skip (stepping is always correct).
+                let s = !view
+                    .may_hold_newer_in_range(
+                        &fragment.start,
+                        &fragment.end,
+                        fragment.seqno,
+                        snapshot,
+                    )
+                    .unwrap_or(true);
                 self.skippable = Some((idx, s));
                 s
             }

@@ -420,7 +420,7 @@ fn expected_get(expected: &Entries, k: u8) -> Option<&Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 4000, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: std::env::var("RIPTIDE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96), max_shrink_iters: 4000, .. ProptestConfig::default() })]
 
     #[test]
     fn range_deletes_match_btreemap_model(ops in proptest::collection::vec(op_strategy(), 1..200)) {
