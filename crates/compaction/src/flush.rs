@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use riptide_common::range_del::RangeTombstone;
 use riptide_common::{Result, SeqNo};
 use riptide_memtable::Memtable;
 use riptide_sstable::{BlockCache, TableOptions};
@@ -28,11 +29,99 @@ pub fn flush_memtable(
     cache: Option<Arc<BlockCache>>,
     snapshots: &[SeqNo],
 ) -> Result<Option<Arc<TableHandle>>> {
+    flush_memtable_coalescing(mem, dir, number, table_opts, cache, snapshots, None)
+}
+
+/// The check of [`TombstoneCoalescing::verify`]: `(first, last, run) -> Result<bool>`.
+pub type RunCheck<'a> = &'a dyn Fn(&[u8], &[u8], &[Vec<u8>]) -> Result<bool>;
+
+/// Turning long runs of point tombstones into one range tombstone at flush, so that scans
+/// seek over a deleted stretch (a queue's consumed end) instead of stepping over every
+/// tombstone and every version it deletes.
+///
+/// A *run* is a stretch of consecutive user keys of the memtable whose newest version is a
+/// delete or single delete, at least `min_run` long. It becomes a range tombstone
+/// `[first, last + 0x00)` at the memtable's largest sequence number, added to the table
+/// like the memtable's own range tombstones, only if `verify(first, last, run)` confirms
+/// that the older data (everything flushed before this memtable) holds no live key in
+/// `[first, last]` other than keys of the run: then the tombstone deletes nothing that was
+/// not deleted already. Readers at older snapshots do not see it (its sequence number is
+/// above theirs) and keep the point tombstones, which garbage collection retains exactly
+/// when such a snapshot exists.
+pub struct TombstoneCoalescing<'a> {
+    /// The shortest run worth a range tombstone (at least 2).
+    pub min_run: usize,
+    /// `verify(first, last, run)`: true when no live key of the older data lies in
+    /// `[first, last]` except keys of `run` (sorted ascending).
+    pub verify: RunCheck<'a>,
+}
+
+/// The runs of [`TombstoneCoalescing`] in `mem`: sorted user keys whose newest version is a
+/// delete, consecutive in the memtable, at least `min_run` long.
+fn tombstone_runs(mem: &Arc<Memtable>, min_run: usize) -> Result<Vec<Vec<Vec<u8>>>> {
+    use riptide_common::InternalIterator;
+    use riptide_common::ValueKind;
+    use riptide_common::key::parse_internal_key;
+    let mut runs = Vec::new();
+    let mut current: Vec<Vec<u8>> = Vec::new();
+    let mut last_key: Option<Vec<u8>> = None;
+    let mut it = mem.iter();
+    it.seek_to_first()?;
+    while it.valid() {
+        let ikey = parse_internal_key(it.key())?;
+        if last_key.as_deref() != Some(ikey.user_key) {
+            // The first entry of a user key is its newest version.
+            last_key = Some(ikey.user_key.to_vec());
+            match ikey.kind {
+                ValueKind::Delete | ValueKind::SingleDelete => {
+                    current.push(ikey.user_key.to_vec());
+                }
+                ValueKind::Put | ValueKind::RangeDelete => {
+                    if current.len() >= min_run {
+                        runs.push(std::mem::take(&mut current));
+                    } else {
+                        current.clear();
+                    }
+                }
+            }
+        }
+        it.next()?;
+    }
+    if current.len() >= min_run {
+        runs.push(current);
+    }
+    Ok(runs)
+}
+
+/// [`flush_memtable`], and with `coalesce` given, runs of point tombstones also become range
+/// tombstones (see [`TombstoneCoalescing`]).
+pub fn flush_memtable_coalescing(
+    mem: &Arc<Memtable>,
+    dir: &Path,
+    number: u64,
+    table_opts: &TableOptions,
+    cache: Option<Arc<BlockCache>>,
+    snapshots: &[SeqNo],
+    coalesce: Option<&TombstoneCoalescing<'_>>,
+) -> Result<Option<Arc<TableHandle>>> {
     if mem.is_empty() {
         return Ok(None);
     }
     let snapshots = crate::compact::sorted(snapshots);
-    let mut range_dels = RangeDelAggregator::new(mem.range_tombstones(), &snapshots);
+    let mut tombstones = mem.range_tombstones();
+    if let (Some(c), Some(seqno)) = (coalesce, mem.max_seqno()) {
+        for run in tombstone_runs(mem, c.min_run.max(2))? {
+            let (Some(first), Some(last)) = (run.first(), run.last()) else {
+                continue;
+            };
+            if (c.verify)(first, last, &run)? {
+                let mut end = last.clone();
+                end.push(0);
+                tombstones.push(RangeTombstone::new(first.clone(), end, seqno));
+            }
+        }
+    }
+    let mut range_dels = RangeDelAggregator::new(tombstones, &snapshots);
     let mut numbers = std::iter::once(number);
     let mut out = OutputTables::new(
         dir,

@@ -58,7 +58,7 @@ pub mod version;
 pub use compact::{CompactionOptions, CompactionOutput, CompactionStats, compact};
 pub use edit::{CfState, ManifestState, VersionEdit};
 pub use file_meta::{FileMeta, table_file_name, table_file_path};
-pub use flush::flush_memtable;
+pub use flush::{TombstoneCoalescing, flush_memtable, flush_memtable_coalescing};
 pub use gc::{GcStats, RangeDelAggregator, copy_with_gc, copy_with_gc_and_range_dels};
 pub use job::{CompactionJob, CompactionReason, is_bottommost};
 pub use manifest::manifest_path;

@@ -17,8 +17,8 @@ use std::thread::JoinHandle;
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
     CompactionJob, CompactionOptions, CompactionOutput, ManualCompaction, ManualStep, TableHandle,
-    Version, VersionEdit, flush_memtable, level_targets, pick_compaction, run_compaction,
-    run_compaction_progressive,
+    TombstoneCoalescing, Version, VersionEdit, flush_memtable_coalescing, level_targets,
+    pick_compaction, run_compaction, run_compaction_progressive,
 };
 use riptide_memtable::Memtable;
 
@@ -127,13 +127,23 @@ fn flush_all(db: &DbInner) -> Result<()> {
 fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> {
     let number = db.versions.lock().new_file_number();
     let snapshots = db.snapshots.seqnos();
-    let table = flush_memtable(
+    // Everything in this version was flushed before `mem` (the oldest frozen memtable).
+    let older = Arc::clone(&cf.view().version);
+    let verify = |first: &[u8], last: &[u8], run: &[Vec<u8>]| -> Result<bool> {
+        only_run_keys_live(cf.id, &older, first, last, run)
+    };
+    let coalesce = TombstoneCoalescing {
+        min_run: db.options.tombstone_coalesce_min_run,
+        verify: &verify,
+    };
+    let table = flush_memtable_coalescing(
         mem,
         &db.path,
         number,
         &db.options.table_options(),
         Some(Arc::clone(&db.cache)),
         &snapshots,
+        (db.options.tombstone_coalesce_min_run > 0).then_some(&coalesce),
     )?;
 
     let mut vs = db.versions.lock();
@@ -195,6 +205,46 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         db.wal.remove_segments_below(min_log)?;
     }
     Ok(())
+}
+
+/// True when no key in `[first, last]` is live in the tables of `version` (for column family
+/// `cf`) except keys of `run` (sorted): the check that lets a flush turn the run's point
+/// tombstones into a range tombstone.
+fn only_run_keys_live(
+    cf: riptide_common::CfId,
+    version: &Arc<Version>,
+    first: &[u8],
+    last: &[u8],
+    run: &[Vec<u8>],
+) -> Result<bool> {
+    let view = Arc::new(CfView {
+        cf_id: cf,
+        mem: Arc::new(Memtable::new(0)),
+        imms: Vec::new(),
+        version: Arc::clone(version),
+    });
+    let merged = view.merged_iter();
+    let mut upper = last.to_vec();
+    upper.push(0);
+    let mut it = crate::iterator::DbIterator::new(
+        view,
+        merged,
+        riptide_common::key::MAX_SEQNO,
+        Some(first.to_vec()),
+        Some(upper),
+    )?;
+    it.seek_to_first()?;
+    let mut i = 0usize;
+    while it.valid() {
+        while run.get(i).is_some_and(|k| k.as_slice() < it.key()) {
+            i += 1;
+        }
+        if run.get(i).is_none_or(|k| k.as_slice() != it.key()) {
+            return Ok(false);
+        }
+        it.next()?;
+    }
+    Ok(true)
 }
 
 /// A compaction thread: sleeps until work may be due, then runs jobs until none is.

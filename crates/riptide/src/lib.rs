@@ -56,7 +56,7 @@ pub use cf::{ColumnFamily, KeyVersion};
 pub use db::{DEFAULT_CF_NAME, Db};
 pub use iterator::DbIterator;
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
-pub use riptide_common::{Error, ErrorKind, Result, SeqNo};
+pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Statistics};

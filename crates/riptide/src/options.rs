@@ -37,6 +37,7 @@ pub struct Options {
     pub(crate) dynamic_level_bytes: bool,
     pub(crate) tombstone_ratio_trigger: f64,
     pub(crate) tombstone_min_entries: u64,
+    pub(crate) tombstone_coalesce_min_run: usize,
     pub(crate) max_compaction_bytes: Option<u64>,
     pub(crate) max_open_files: usize,
 }
@@ -71,6 +72,7 @@ impl Default for Options {
             dynamic_level_bytes: true,
             tombstone_ratio_trigger: 0.5,
             tombstone_min_entries: 10_000,
+            tombstone_coalesce_min_run: 1024,
             max_compaction_bytes: None,
             max_open_files: 512,
         }
@@ -272,6 +274,16 @@ impl Options {
     /// Minimum entries for the tombstone-density trigger. Default 10,000.
     pub fn tombstone_min_entries(mut self, n: u64) -> Self {
         self.tombstone_min_entries = n;
+        self
+    }
+
+    /// At flush, a run of at least this many consecutive deleted keys becomes one range
+    /// tombstone as well (once checked against the older data: it must delete nothing that
+    /// was live), so scans seek over the stretch instead of stepping over each tombstone: the
+    /// consumed end of a queue table stays cheap to scan. 0 disables it. Default 1024. (No
+    /// RocksDB equivalent; RocksDB users call `DeleteRange` themselves.)
+    pub fn tombstone_coalesce_min_run(mut self, n: usize) -> Self {
+        self.tombstone_coalesce_min_run = n;
         self
     }
 

@@ -102,6 +102,8 @@ fn options() -> Options {
         .level_size_ratio(4.0)
         .num_levels(5)
         .tombstone_min_entries(20)
+        // Runs of two deleted keys already become range tombstones at flush.
+        .tombstone_coalesce_min_run(2)
         // Far fewer open files than tables: tables are evicted and reopened all the time.
         .max_open_files(4)
 }

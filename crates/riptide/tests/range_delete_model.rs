@@ -126,6 +126,7 @@ fn options() -> Options {
         .num_levels(5)
         .max_subcompactions(2)
         .tombstone_min_entries(20)
+        .tombstone_coalesce_min_run(2)
 }
 
 /// Tracks each key's writes since its last single delete, to know when another single
