@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, seqno_of, user_key};
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
@@ -39,6 +39,11 @@ pub struct Memtable {
     min_seqno: AtomicU64,
     /// Largest seqno inserted plus one; 0 while empty.
     max_seqno_plus_one: AtomicU64,
+    /// Point deletes (deletes and single deletes) inserted.
+    deletes: AtomicU64,
+    /// A reader asked for this memtable to be flushed early (see
+    /// [`Memtable::request_flush`]).
+    flush_requested: AtomicBool,
 }
 
 impl std::fmt::Debug for Memtable {
@@ -100,6 +105,8 @@ impl Memtable {
             range_dels: RangeTombstoneStore::default(),
             min_seqno: AtomicU64::new(u64::MAX),
             max_seqno_plus_one: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            flush_requested: AtomicBool::new(false),
         }
     }
 
@@ -127,8 +134,28 @@ impl Memtable {
         let inserted = with_internal_key(user_key, seqno, kind, |key| self.list.insert(key, value));
         if inserted {
             self.note_seqno(seqno);
+            if matches!(kind, ValueKind::Delete | ValueKind::SingleDelete) {
+                self.deletes.fetch_add(1, Ordering::Relaxed);
+            }
         }
         inserted
+    }
+
+    /// Point deletes (deletes and single deletes) inserted so far.
+    pub fn delete_count(&self) -> u64 {
+        self.deletes.load(Ordering::Relaxed)
+    }
+
+    /// Asks the engine to freeze and flush this memtable before it is full: a reader found
+    /// scans stepping over many of its tombstones, which a flush turns into a range tombstone
+    /// that scans seek over. The write path acts on it (see [`Memtable::flush_requested`]).
+    pub fn request_flush(&self) {
+        self.flush_requested.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Memtable::request_flush`] was called.
+    pub fn flush_requested(&self) -> bool {
+        self.flush_requested.load(Ordering::Relaxed)
     }
 
     fn note_seqno(&self, seqno: SeqNo) {

@@ -276,7 +276,10 @@ impl Db {
             None => self.inner.last_seqno.load(Ordering::Acquire),
         };
         let merged = view.merged_iter();
-        DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)
+        Ok(
+            DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)?
+                .with_scan_flush_trigger(self.inner.options.memtable_scan_flush_trigger),
+        )
     }
 
     /// Begins a transaction (see [`crate::transaction`] for isolation levels, optimistic and
@@ -632,7 +635,13 @@ impl DbInner {
         let group_bytes: u64 = group.iter().map(|b| b.size_in_bytes() as u64).sum();
         self.apply_back_pressure(&cfs, group_bytes)?;
         for cf in cfs.values() {
-            if cf.view().mem.approximate_memory_usage() >= self.options.write_buffer_size {
+            let mem = cf.view().mem.approximate_memory_usage();
+            let full = mem >= self.options.write_buffer_size;
+            // A scan asked for an early flush (tombstones it keeps stepping over); not for
+            // tiny memtables, so scans cannot turn every write into a flush.
+            let asked =
+                mem >= self.options.write_buffer_size / 8 && cf.view().mem.flush_requested();
+            if full || asked {
                 self.switch_memtable(cf)?;
             }
         }
@@ -968,7 +977,8 @@ pub(crate) fn iter_at(
     check_live(cf)?;
     let view = cf.data.view();
     let merged = view.merged_iter();
-    DbIterator::new(view, merged, seqno, lower, upper)
+    Ok(DbIterator::new(view, merged, seqno, lower, upper)?
+        .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger))
 }
 
 /// Creates `path` if allowed, or says it is missing.

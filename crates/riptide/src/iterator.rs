@@ -125,6 +125,9 @@ pub struct DbIterator {
     /// `None` when no range tombstone is visible (no extra work per step).
     range_dels: Option<RangeDels>,
     view: Arc<CfView>,
+    /// Entries one forward positioning may step over before the active memtable is asked
+    /// to flush early (0: never; see `Options::memtable_scan_flush_trigger`).
+    scan_flush_trigger: u64,
 }
 
 impl std::fmt::Debug for DbIterator {
@@ -158,7 +161,26 @@ impl DbIterator {
             value: Vec::new(),
             range_dels,
             view,
+            scan_flush_trigger: 0,
         })
+    }
+
+    /// Sets the number of hidden entries (tombstones and the versions they hide) one forward
+    /// positioning may step over before the memtable it reads is asked to flush early, when
+    /// that memtable holds at least half as many deletes. 0 disables it.
+    pub(crate) fn with_scan_flush_trigger(mut self, entries: u64) -> Self {
+        self.scan_flush_trigger = entries;
+        self
+    }
+
+    /// After a positioning that stepped over `skipped` hidden entries: if that is too many
+    /// and the active memtable holds many deletes, asks for it to be flushed (the flush
+    /// turns its runs of tombstones into range tombstones that later scans seek over).
+    fn note_skipped(&self, skipped: u64) {
+        let trigger = self.scan_flush_trigger;
+        if trigger > 0 && skipped >= trigger && self.view.mem.delete_count() >= trigger / 2 {
+            self.view.mem.request_flush();
+        }
     }
 
     fn range_dels(set: Arc<RangeTombstoneSet>) -> RangeDels {
@@ -208,6 +230,18 @@ impl DbIterator {
     /// From the merged cursor's position, finds the first user key whose newest visible
     /// version is a put, skipping every version of `skip` (if given). Forward only.
     fn find_next_visible(&mut self, skip: Option<Vec<u8>>) -> Result<()> {
+        let mut skipped = 0u64;
+        let r = self.find_next_visible_counting(skip, &mut skipped);
+        self.note_skipped(skipped);
+        r
+    }
+
+    /// [`Self::find_next_visible`], counting the entries stepped over in `skipped`.
+    fn find_next_visible_counting(
+        &mut self,
+        skip: Option<Vec<u8>>,
+        skipped: &mut u64,
+    ) -> Result<()> {
         self.valid = false;
         self.direction = Direction::Forward;
         // The user key whose older versions are skipped; one buffer reused for every key
@@ -221,6 +255,7 @@ impl DbIterator {
             }
             let shadowed = skipping && skip_key.as_slice() == ikey.user_key;
             if ikey.seqno > self.snapshot || shadowed {
+                *skipped += 1;
                 self.merged.next()?;
                 continue;
             }
@@ -233,6 +268,7 @@ impl DbIterator {
                         // Every older version of the key is covered too.
                         skip_key = user_key;
                         skipping = true;
+                        *skipped += 1;
                         self.merged.next()?;
                         continue;
                     }
@@ -251,6 +287,7 @@ impl DbIterator {
                 }
                 skip_key = user_key;
                 skipping = true;
+                *skipped += 1;
                 self.merged.next()?;
                 continue;
             }
@@ -267,6 +304,7 @@ impl DbIterator {
                     skip_key.clear();
                     skip_key.extend_from_slice(ikey.user_key);
                     skipping = true;
+                    *skipped += 1;
                     self.merged.next()?;
                 }
             }

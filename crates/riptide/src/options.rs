@@ -38,6 +38,7 @@ pub struct Options {
     pub(crate) tombstone_ratio_trigger: f64,
     pub(crate) tombstone_min_entries: u64,
     pub(crate) tombstone_coalesce_min_run: usize,
+    pub(crate) memtable_scan_flush_trigger: u64,
     pub(crate) max_compaction_bytes: Option<u64>,
     pub(crate) max_open_files: usize,
 }
@@ -73,6 +74,7 @@ impl Default for Options {
             tombstone_ratio_trigger: 0.5,
             tombstone_min_entries: 10_000,
             tombstone_coalesce_min_run: 1024,
+            memtable_scan_flush_trigger: 20_000,
             max_compaction_bytes: None,
             max_open_files: 512,
         }
@@ -284,6 +286,17 @@ impl Options {
     /// RocksDB equivalent; RocksDB users call `DeleteRange` themselves.)
     pub fn tombstone_coalesce_min_run(mut self, n: usize) -> Self {
         self.tombstone_coalesce_min_run = n;
+        self
+    }
+
+    /// When one iterator positioning (a seek or a step) passes over at least this many hidden
+    /// entries (tombstones and the versions they delete) and the active memtable holds at
+    /// least half as many deletes, that memtable is frozen and flushed early (once it holds
+    /// an eighth of `write_buffer_size`), so its runs of tombstones become range tombstones
+    /// scans can seek over (see [`Options::tombstone_coalesce_min_run`]). 0 disables it.
+    /// Default 20,000 (RocksDB `memtable_op_scan_flush_trigger`, off by default there).
+    pub fn memtable_scan_flush_trigger(mut self, entries: u64) -> Self {
+        self.memtable_scan_flush_trigger = entries;
         self
     }
 
