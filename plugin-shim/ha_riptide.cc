@@ -1,11 +1,15 @@
 /*
   ha_riptide: the MariaDB handler of Riptide. See ha_riptide.h and README.md.
 
-  Key space (one shared column family, the default one):
-    index id (4 bytes, big-endian) + primary key (memcomparable)   -> 0x01 + record buffer
-    index id + hidden row id (8 bytes, big-endian)                  -> 0x01 + record buffer
-    00 00 00 00 "dd:" + table path  -> data dictionary entry: 0x01 + count (4) + ids (4 each)
-    00 00 00 00 "next_index_id"     -> the next unused index id (4 bytes, big-endian)
+  The data dictionary, key spaces, secondary index maintenance, unique checks, hidden row
+  ids, auto-increment and statement savepoints live in Rust (crates/handler, through the
+  riptide_handler_* / riptide_htable_* / riptide_hsession_* C ABI). This file only turns
+  MariaDB rows and keys into bytes:
+    primary key      -> the key parts' sort keys (Field::make_sort_key_part), concatenated
+    hidden row id    -> 8 bytes big-endian, from riptide_htable_next_row_id
+    secondary key    -> the index's key parts encoded the same way (a nullable part starts
+                        with a NULL-indicator byte, 0 for NULL, so NULLs sort first)
+    row              -> 0x01 + the MariaDB record buffer (reclength bytes)
 */
 #include <my_global.h>
 #include "sql_class.h"
@@ -16,7 +20,6 @@
 
 #include "ha_riptide.h"
 
-#include <mutex>
 #include <set>
 
 /* sql_show.cc: directories in the datadir that are not databases (as MyRocks' #rocksdb). */
@@ -29,21 +32,12 @@ namespace {
 constexpr int HA_ERR_RIPTIDE= HA_ERR_LAST + 1;
 /* First byte of every row value: the format of what follows. */
 constexpr char ROW_FORMAT_V1= 1;
-/* First byte of a data dictionary entry. */
-constexpr char DD_FORMAT_V1= 1;
+/* records_in_range counts at most this many keys (then extrapolates). */
+constexpr uint64_t RANGE_COUNT_LIMIT= 1000;
 
 handlerton *riptide_hton= nullptr;
 riptide_db_t *riptide_db= nullptr;
-/* Serialises DDL on the data dictionary (index id allocation, create, drop, rename). */
-std::mutex dd_mutex;
-
-const std::string SYSTEM_PREFIX("\0\0\0\0", 4);
-
-std::string be32(uint32_t v)
-{
-  char b[4]= {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-  return std::string(b, 4);
-}
+riptide_handler_t *riptide_handler= nullptr;
 
 std::string be64(uint64_t v)
 {
@@ -52,25 +46,6 @@ std::string be64(uint64_t v)
     out.push_back(char(v >> (8 * i)));
   return out;
 }
-
-uint32_t read_be32(const char *p)
-{
-  const uchar *u= reinterpret_cast<const uchar *>(p);
-  return (uint32_t(u[0]) << 24) | (uint32_t(u[1]) << 16) | (uint32_t(u[2]) << 8) |
-         uint32_t(u[3]);
-}
-
-uint64_t read_be64(const char *p)
-{
-  uint64_t v= 0;
-  for (int i= 0; i < 8; i++)
-    v= (v << 8) | uchar(p[i]);
-  return v;
-}
-
-std::string dd_key(const char *path) { return SYSTEM_PREFIX + "dd:" + path; }
-
-std::string counter_key() { return SYSTEM_PREFIX + "next_index_id"; }
 
 /* The smallest key greater than every key starting with `prefix` (empty: none). */
 std::string prefix_successor(std::string p)
@@ -96,100 +71,26 @@ std::string take_message(riptide_status_t st, char *msg)
   return out;
 }
 
-/* A plain (non-transactional) get from the database: DDL metadata only. */
-riptide_status_t db_get(const std::string &key, std::string *value, bool *found,
-                        std::string *error)
-{
-  char *v= nullptr, *err= nullptr;
-  size_t len= 0;
-  *found= false;
-  riptide_status_t st= riptide_get(riptide_db, nullptr, nullptr, key.data(), key.size(), &v,
-                                   &len, found, &err);
-  if (st != RIPTIDE_OK)
-  {
-    *error= take_message(st, err);
-    return st;
-  }
-  if (*found)
-    value->assign(v, len);
-  riptide_free_value(v, len);
-  return st;
-}
-
-/* Parses a data dictionary entry into index ids. */
-bool parse_dd(const std::string &v, std::vector<uint32_t> *ids)
-{
-  if (v.size() < 5 || v[0] != DD_FORMAT_V1)
-    return false;
-  uint32_t n= read_be32(v.data() + 1);
-  if (v.size() != 5 + size_t(n) * 4 || n == 0)
-    return false;
-  ids->clear();
-  for (uint32_t i= 0; i < n; i++)
-    ids->push_back(read_be32(v.data() + 5 + 4 * i));
-  return true;
-}
-
 /* Reports a DDL failure to the client and returns the handler error for it. */
-int ddl_error(const char *what, const std::string &msg)
+int ddl_error(const char *what, riptide_status_t st, char *err)
 {
+  std::string msg= take_message(st, err);
   my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: %s: %s", MYF(0), what, msg.c_str());
   return HA_ERR_INTERNAL_ERROR;
 }
 
-/* Writes a batch built by `fill`; false + message on failure. */
-template <typename F> bool write_batch(F fill, std::string *error)
-{
-  riptide_batch_t *b= riptide_batch_create();
-  if (!b)
-  {
-    *error= "out of memory";
-    return false;
-  }
-  char *err= nullptr;
-  riptide_status_t st= fill(b, &err);
-  if (st == RIPTIDE_OK)
-    st= riptide_write(riptide_db, b, &err);
-  riptide_batch_destroy(b);
-  if (st != RIPTIDE_OK)
-  {
-    *error= take_message(st, err);
-    return false;
-  }
-  return true;
-}
-
-/* Deletes every key of the tables' indexes and the dictionary entry, in one batch. */
-bool drop_indexes(const std::string &dd, const std::vector<uint32_t> &ids, std::string *error)
-{
-  return write_batch(
-      [&](riptide_batch_t *b, char **err) {
-        for (uint32_t id : ids)
-        {
-          std::string lo= be32(id), hi= prefix_successor(be32(id));
-          if (hi.empty())
-            hi= std::string(5, '\xff');
-          riptide_status_t st= riptide_batch_delete_range(b, nullptr, lo.data(), lo.size(),
-                                                          hi.data(), hi.size(), err);
-          if (st != RIPTIDE_OK)
-            return st;
-        }
-        return riptide_batch_delete(b, nullptr, dd.data(), dd.size(), err);
-      },
-      error);
-}
-
 /* ---------------------------------------------------------------------------------------
-   Transactions: one Riptide pessimistic transaction per connection.
+   Transactions: one Riptide session (crates/handler: a pessimistic transaction with a
+   savepoint stack) per connection.
 
-   The transaction begins at the first table lock of a statement and is registered for the
+   The session begins at the first table lock of a statement and is registered for the
    statement and, outside autocommit, for the whole transaction. Inside a multi-statement
-   transaction every statement pushes a Riptide savepoint, so a failing statement rolls back
-   only itself. SQL savepoints are Riptide savepoints too; `depth` counts the stack.
+   transaction every statement pushes a savepoint, so a failing statement rolls back only
+   itself. SQL savepoints are session savepoints too; `depth` counts the stack.
 */
 struct Riptide_trx
 {
-  riptide_txn_t *txn= nullptr;
+  riptide_hsession_t *txn= nullptr;
   uint depth= 0;
   bool stmt_savepoint= false;
   /* Handlers with a live iterator on `txn` (freed before the transaction). */
@@ -212,12 +113,17 @@ bool in_multi_statement(THD *thd)
   return thd_test_options(thd, OPTION_NOT_AUTOCOMMIT | OPTION_BEGIN);
 }
 
-void end_txn(Riptide_trx *trx)
+void drop_iterators(Riptide_trx *trx)
 {
   for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
     h->drop_iterator();
   trx->iterators.clear();
-  riptide_txn_destroy(trx->txn);
+}
+
+void end_txn(Riptide_trx *trx)
+{
+  drop_iterators(trx);
+  riptide_hsession_destroy(trx->txn);
   trx->txn= nullptr;
   trx->depth= 0;
   trx->stmt_savepoint= false;
@@ -227,7 +133,7 @@ void end_txn(Riptide_trx *trx)
 bool push_savepoint(Riptide_trx *trx)
 {
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_set_savepoint(trx->txn, &err);
+  riptide_status_t st= riptide_hsession_set_savepoint(trx->txn, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_error("RIPTIDE: set savepoint: %s", take_message(st, err).c_str());
@@ -241,8 +147,8 @@ bool push_savepoint(Riptide_trx *trx)
 bool pop_savepoint(Riptide_trx *trx, bool rollback)
 {
   char *err= nullptr;
-  riptide_status_t st= rollback ? riptide_txn_rollback_to_savepoint(trx->txn, &err)
-                                : riptide_txn_release_savepoint(trx->txn, &err);
+  riptide_status_t st= rollback ? riptide_hsession_rollback_to_savepoint(trx->txn, &err)
+                                : riptide_hsession_release_savepoint(trx->txn, &err);
   if (trx->depth > 0)
     trx->depth--;
   if (st != RIPTIDE_OK)
@@ -261,10 +167,9 @@ int riptide_commit(handlerton *, THD *thd, bool all)
     return 0;
   if (all || !in_multi_statement(thd))
   {
-    for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
-      h->drop_iterator();
+    drop_iterators(trx);
     char *err= nullptr;
-    riptide_status_t st= riptide_txn_commit(trx->txn, &err);
+    riptide_status_t st= riptide_hsession_commit(trx->txn, &err);
     end_txn(trx);
     if (st != RIPTIDE_OK)
     {
@@ -293,20 +198,18 @@ int riptide_rollback(handlerton *, THD *thd, bool all)
     return 0;
   if (all || !in_multi_statement(thd))
   {
-    for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
-      h->drop_iterator();
+    drop_iterators(trx);
     char *err= nullptr;
-    /* A transaction that lost a conflict is already rolled back: ignore that failure. */
-    riptide_status_t st= riptide_txn_rollback(trx->txn, &err);
-    riptide_free(err);
-    (void) st;
+    /* A transaction that lost a conflict is already rolled back: not an error. */
+    riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: rollback: %s", take_message(st, err).c_str());
     end_txn(trx);
     return 0;
   }
   if (trx->stmt_savepoint)
   {
-    for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
-      h->drop_iterator();
+    drop_iterators(trx);
     trx->stmt_savepoint= false;
     if (!pop_savepoint(trx, true))
       return HA_ERR_INTERNAL_ERROR;
@@ -347,8 +250,7 @@ int riptide_savepoint_rollback(handlerton *, THD *thd, void *sv)
   uint target= *static_cast<uint *>(sv);
   if (!trx->txn || target == 0)
     return 0;
-  for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
-    h->drop_iterator();
+  drop_iterators(trx);
   while (trx->depth > target)
     if (!pop_savepoint(trx, true))
       return HA_ERR_INTERNAL_ERROR;
@@ -431,6 +333,16 @@ int riptide_init(void *p)
     riptide_db= nullptr;
     return 1;
   }
+  st= riptide_handler_open(riptide_db, &riptide_handler, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: cannot open the data dictionary in %s: %s", dir.c_str(),
+                    take_message(st, err).c_str());
+    riptide_handler= nullptr;
+    riptide_db_destroy(riptide_db);
+    riptide_db= nullptr;
+    return 1;
+  }
   ignore_db_dirs_append("#riptide");
   riptide_hton->create= riptide_create_handler;
   riptide_hton->flags= HTON_CAN_RECREATE | HTON_TEMPORARY_NOT_SUPPORTED;
@@ -450,9 +362,18 @@ int riptide_init(void *p)
 
 int riptide_deinit(void *)
 {
+  char *err= nullptr;
+  if (riptide_handler)
+  {
+    /* Exact auto-increment and row id counters, so a clean restart leaves no gap. */
+    riptide_status_t st= riptide_handler_close(riptide_handler, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_error("RIPTIDE: close the data dictionary: %s", take_message(st, err).c_str());
+    riptide_handler_destroy(riptide_handler);
+    riptide_handler= nullptr;
+  }
   if (riptide_db)
   {
-    char *err= nullptr;
     riptide_status_t st= riptide_db_close(riptide_db, &err);
     if (st != RIPTIDE_OK)
       sql_print_error("RIPTIDE: close: %s", take_message(st, err).c_str());
@@ -533,30 +454,33 @@ int ha_riptide::status_error(riptide_status_t st, char *msg)
   }
 }
 
-/* The connection's transaction, begun if needed. */
-riptide_txn_t *ha_riptide::txn(int *error)
+/* A failed row write: a duplicate key names MariaDB's key number for info(ERRKEY). */
+int ha_riptide::row_error(riptide_status_t st, char *err, size_t dup_index)
+{
+  if (st == RIPTIDE_DUPLICATE_KEY)
+  {
+    riptide_free(err);
+    dup_key= dup_index < table->s->keys + (has_pk ? 0 : 1) ? keynr_of(dup_index) : uint(-1);
+    return HA_ERR_FOUND_DUPP_KEY;
+  }
+  return status_error(st, err);
+}
+
+/* The connection's session, begun if needed. */
+riptide_hsession_t *ha_riptide::session(int *error)
 {
   THD *thd= ha_thd();
   Riptide_trx *trx= get_trx(thd);
   *error= 0;
   if (trx->txn)
     return trx->txn;
-  riptide_txn_options_t *opts= riptide_txn_options_create();
-  if (!opts)
-  {
-    *error= HA_ERR_OUT_OF_MEM;
-    return nullptr;
-  }
   int iso= thd_tx_isolation(thd);
-  int32_t level= iso <= ISO_READ_COMMITTED ? RIPTIDE_ISOLATION_READ_COMMITTED
-                                           : RIPTIDE_ISOLATION_REPEATABLE_READ;
+  int32_t level= iso == ISO_READ_UNCOMMITTED ? RIPTIDE_HISO_READ_UNCOMMITTED
+                 : iso == ISO_READ_COMMITTED ? RIPTIDE_HISO_READ_COMMITTED
+                 : iso == ISO_REPEATABLE_READ ? RIPTIDE_HISO_REPEATABLE_READ
+                                              : RIPTIDE_HISO_SERIALIZABLE;
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_options_set_isolation(opts, level, &err);
-  if (st == RIPTIDE_OK)
-    st= riptide_txn_options_set_concurrency(opts, RIPTIDE_CONCURRENCY_PESSIMISTIC, &err);
-  if (st == RIPTIDE_OK)
-    st= riptide_txn_begin(riptide_db, opts, &trx->txn, &err);
-  riptide_txn_options_destroy(opts);
+  riptide_status_t st= riptide_hsession_begin(riptide_handler, level, 0, &trx->txn, &err);
   if (st != RIPTIDE_OK)
   {
     trx->txn= nullptr;
@@ -568,12 +492,14 @@ riptide_txn_t *ha_riptide::txn(int *error)
   return trx->txn;
 }
 
-/* Memcomparable primary key of `record` (which may be record[0] or another buffer), prefix
-   included: each part is MariaDB's own sort key (collation weights, NULL flag byte). */
-void ha_riptide::encode_pk(const uchar *record, std::string *out)
+/* Memcomparable bytes of index `keynr`'s key parts of `record` (record[0] or another
+   buffer): each part is MariaDB's own sort key (collation weights; a nullable part starts
+   with a NULL-indicator byte, 0 for NULL). */
+void ha_riptide::encode_key(uint keynr, const uchar *record, std::string *out, bool *has_null)
 {
-  out->assign(pk_prefix);
-  KEY *key= &table->key_info[table->s->primary_key];
+  out->clear();
+  *has_null= false;
+  KEY *key= &table->key_info[keynr];
   my_ptrdiff_t diff= record - table->record[0];
   for (uint i= 0; i < key->user_defined_key_parts; i++)
   {
@@ -585,23 +511,51 @@ void ha_riptide::encode_pk(const uchar *record, std::string *out)
     size_t at= out->size();
     out->resize(at + len + (f->maybe_null() ? 1 : 0));
     f->move_field_offset(diff);
+    if (f->is_null())
+      *has_null= true;
     f->make_sort_key_part(reinterpret_cast<uchar *>(&(*out)[at]), len);
     f->move_field_offset(-diff);
   }
 }
 
-/* Encodes the first key parts of a key tuple (key_copy format) like encode_pk. */
-int ha_riptide::encode_key_tuple(const uchar *key, key_part_map keypart_map, std::string *out)
+void ha_riptide::encode_pk(const uchar *record, std::string *out)
 {
-  KEY *key_info= &table->key_info[active_index];
-  uint key_len= calculate_key_len(table, active_index, key, keypart_map);
+  bool has_null= false;
+  encode_key(table->s->primary_key, record, out, &has_null);
+}
+
+/* The secondary keys of `record`, one per Riptide secondary index, in `keys` (views of
+   `bufs`). */
+void ha_riptide::encode_secondary(const uchar *record, std::vector<std::string> *bufs,
+                                  std::vector<riptide_hkey_t> *keys)
+{
+  uint n= table->s->keys - (has_pk ? 1 : 0);
+  bufs->resize(n);
+  keys->resize(n);
+  for (uint i= 0; i < n; i++)
+  {
+    bool has_null= false;
+    encode_key(keynr_of(i + 1), record, &(*bufs)[i], &has_null);
+    (*keys)[i].data= (*bufs)[i].data();
+    (*keys)[i].len= (*bufs)[i].size();
+    (*keys)[i].has_null= has_null;
+  }
+}
+
+/* Encodes the first key parts of a key tuple (key_copy format) of index `keynr` like
+   encode_key, with the index's prefix in front. Returns 1 if every part was given. */
+int ha_riptide::encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
+                                 std::string *out)
+{
+  KEY *key_info= &table->key_info[keynr];
+  uint key_len= calculate_key_len(table, keynr, key, keypart_map);
   rec_buf.assign(table->s->reclength, 0);
   memcpy(rec_buf.data(), table->s->default_values, table->s->reclength);
   key_restore(rec_buf.data(), key, key_info, key_len);
   uint parts= 0;
   while (parts < key_info->user_defined_key_parts && (keypart_map & (key_part_map(1) << parts)))
     parts++;
-  out->assign(pk_prefix);
+  out->assign(share->prefixes[rindex(keynr)]);
   my_ptrdiff_t diff= rec_buf.data() - table->record[0];
   for (uint i= 0; i < parts; i++)
   {
@@ -640,56 +594,53 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
   Riptide_share *s= static_cast<Riptide_share *>(get_ha_share_ptr());
   if (!s)
   {
-    std::string v, msg;
-    bool found= false;
-    riptide_status_t st= db_get(dd_key(name), &v, &found, &msg);
-    std::vector<uint32_t> ids;
-    if (st != RIPTIDE_OK)
-    {
-      last_error= msg;
-      *error= HA_ERR_RIPTIDE;
-    }
-    else if (!found)
+    riptide_htable_t *t= nullptr;
+    char *err= nullptr;
+    riptide_status_t st= riptide_handler_open_table(riptide_handler, name, strlen(name), &t, &err);
+    if (st == RIPTIDE_NOT_FOUND)
     {
       sql_print_warning("RIPTIDE: table %s has no data dictionary entry", name);
+      riptide_free(err);
       *error= HA_ERR_NO_SUCH_TABLE;
     }
-    else if (!parse_dd(v, &ids))
+    else if (st != RIPTIDE_OK)
     {
-      last_error= std::string("corrupt data dictionary entry for ") + name;
+      last_error= take_message(st, err);
       *error= HA_ERR_RIPTIDE;
     }
     else
     {
       s= new Riptide_share;
-      s->index_ids= ids;
-      /* Tables without a primary key: continue after the largest hidden row id. */
-      if (table_share->primary_key >= MAX_KEY)
+      s->table= t;
+      size_t n= riptide_htable_index_count(t);
+      bool pk= table_share->primary_key < MAX_KEY;
+      if (n != table_share->keys + (pk ? 0 : 1))
       {
-        std::string lo= be32(ids[0]), hi= prefix_successor(lo);
-        riptide_iter_t *it= nullptr;
-        char *err= nullptr;
-        st= riptide_iter_create(riptide_db, nullptr, nullptr, lo.data(), lo.size(), hi.data(),
-                                hi.size(), &it, &err);
-        if (st == RIPTIDE_OK)
-          st= riptide_iter_seek_to_last(it, &err);
-        if (st == RIPTIDE_OK && riptide_iter_valid(it))
-        {
-          size_t klen= 0;
-          const char *k= riptide_iter_key(it, &klen);
-          if (klen == 12)
-            s->next_rowid= read_be64(k + 4) + 1;
-        }
-        riptide_iter_destroy(it);
+        last_error= std::string("the data dictionary entry of ") + name + " has " +
+                    std::to_string(n) + " indexes, the table definition " +
+                    std::to_string(table_share->keys + (pk ? 0 : 1));
+        sql_print_error("RIPTIDE: %s", last_error.c_str());
+        *error= HA_ERR_RIPTIDE;
+      }
+      for (size_t i= 0; i < n && !*error; i++)
+      {
+        char buf[16];
+        size_t len= 0;
+        st= riptide_htable_index_prefix(t, i, buf, sizeof buf, &len, &err);
         if (st != RIPTIDE_OK)
         {
-          delete s;
-          s= nullptr;
           last_error= take_message(st, err);
           *error= HA_ERR_RIPTIDE;
         }
+        else
+          s->prefixes.emplace_back(buf, len);
       }
-      if (s)
+      if (*error)
+      {
+        delete s;
+        s= nullptr;
+      }
+      else
         set_ha_share_ptr(s);
     }
   }
@@ -704,12 +655,11 @@ int ha_riptide::open(const char *name, int, uint)
     return error;
   thr_lock_data_init(&share->lock, &lock_data, nullptr);
   has_pk= table->s->primary_key < MAX_KEY;
-  pk_prefix= be32(share->index_ids[0]);
   if (has_pk)
   {
     std::string probe;
     encode_pk(table->record[0], &probe);
-    ref_length= uint(probe.size() - pk_prefix.size());
+    ref_length= uint(probe.size());
   }
   else
     ref_length= 8;
@@ -735,14 +685,23 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
              "BLOB/TEXT columns in ENGINE=RIPTIDE (this version stores the record buffer only)");
     return HA_ERR_UNSUPPORTED;
   }
+  bool pk= form->s->primary_key < MAX_KEY;
+  if (pk && form->s->primary_key != 0)
+  {
+    my_error(ER_NOT_SUPPORTED_YET, MYF(0), "a primary key that is not the first index");
+    return HA_ERR_UNSUPPORTED;
+  }
+  std::vector<riptide_index_spec_t> specs;
+  if (!pk)
+    specs.push_back({RIPTIDE_INDEX_HIDDEN_PK, false, 1, "HIDDEN_PK"});
   for (uint i= 0; i < form->s->keys; i++)
   {
     KEY *k= &form->key_info[i];
-    if (i != form->s->primary_key)
+    char what[300];
+    if (k->flags & (HA_FULLTEXT | HA_SPATIAL) || k->algorithm == HA_KEY_ALG_LONG_HASH)
     {
-      char what[300];
-      snprintf(what, sizeof what, "secondary indexes in ENGINE=RIPTIDE (index `%s`)",
-               k->name.str);
+      snprintf(what, sizeof what, "FULLTEXT, SPATIAL and long UNIQUE indexes in "
+               "ENGINE=RIPTIDE (index `%s`)", k->name.str);
       my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
       return HA_ERR_UNSUPPORTED;
     }
@@ -751,125 +710,98 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
       KEY_PART_INFO *kp= &k->key_part[j];
       if (kp->key_part_flag & HA_PART_KEY_SEG || kp->length < kp->field->key_length())
       {
-        my_error(ER_NOT_SUPPORTED_YET, MYF(0),
-                 "column prefixes in a primary key of ENGINE=RIPTIDE");
+        snprintf(what, sizeof what, "column prefixes in indexes of ENGINE=RIPTIDE (index `%s`)",
+                 k->name.str);
+        my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
         return HA_ERR_UNSUPPORTED;
       }
     }
+    bool primary= pk && i == form->s->primary_key;
+    specs.push_back({primary ? RIPTIDE_INDEX_PRIMARY : RIPTIDE_INDEX_SECONDARY,
+                     primary || (k->flags & HA_NOSAME) != 0,
+                     uint16_t(k->user_defined_key_parts), k->name.str});
   }
-  std::lock_guard<std::mutex> guard(dd_mutex);
-  std::string msg, v;
-  bool found= false;
-  /* A leftover entry (a crash between our write and the server's): drop its data first. */
-  std::string dd= dd_key(name);
-  if (db_get(dd, &v, &found, &msg) != RIPTIDE_OK)
-    return ddl_error("create: read the data dictionary", msg);
-  std::vector<uint32_t> old_ids;
-  if (found && parse_dd(v, &old_ids) && !drop_indexes(dd, old_ids, &msg))
-    return ddl_error("create: drop leftover data", msg);
-  /* Allocate one index id (the primary key, or the hidden row id). Ids are never reused,
-     so a table created again under an old name never sees the old rows. */
-  std::string ctr;
-  if (db_get(counter_key(), &ctr, &found, &msg) != RIPTIDE_OK)
-    return ddl_error("create: read the index id counter", msg);
-  uint32_t next= found && ctr.size() == 4 ? read_be32(ctr.data()) : 1;
-  if (next == 0 || next == UINT32_MAX)
-    return ddl_error("create", "index ids exhausted");
-  uint32_t id= next;
-  std::string entry;
-  entry.push_back(DD_FORMAT_V1);
-  entry+= be32(1);
-  entry+= be32(id);
-  std::string new_ctr= be32(next + 1);
-  std::string ck= counter_key();
-  if (!write_batch(
-          [&](riptide_batch_t *b, char **err) {
-            riptide_status_t st= riptide_batch_put(b, nullptr, ck.data(), ck.size(),
-                                                   new_ctr.data(), new_ctr.size(), err);
-            if (st == RIPTIDE_OK)
-              st= riptide_batch_put(b, nullptr, dd.data(), dd.size(), entry.data(),
-                                    entry.size(), err);
-            return st;
-          },
-          &msg))
-    return ddl_error("create: write the data dictionary", msg);
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_create_table(
+      riptide_handler, name, strlen(name), specs.data(), specs.size(),
+      create_info->auto_increment_value, &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("create", st, err);
   return 0;
 }
 
 int ha_riptide::delete_table(const char *name)
 {
-  std::lock_guard<std::mutex> guard(dd_mutex);
-  std::string dd= dd_key(name), v, msg;
-  bool found= false;
-  if (db_get(dd, &v, &found, &msg) != RIPTIDE_OK)
-    return ddl_error("drop: read the data dictionary", msg);
-  if (!found)
-    return 0; /* nothing of ours to delete */
-  std::vector<uint32_t> ids;
-  if (!parse_dd(v, &ids))
-    return ddl_error("drop", std::string("corrupt data dictionary entry for ") + name);
-  if (!drop_indexes(dd, ids, &msg))
-    return ddl_error("drop", msg);
+  char *err= nullptr;
+  bool existed= false;
+  riptide_status_t st=
+      riptide_handler_drop_table(riptide_handler, name, strlen(name), &existed, &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("drop", st, err);
   return 0;
 }
 
 int ha_riptide::rename_table(const char *from, const char *to)
 {
-  std::lock_guard<std::mutex> guard(dd_mutex);
-  std::string dfrom= dd_key(from), dto= dd_key(to), v, other, msg;
-  bool found= false, exists= false;
-  if (db_get(dfrom, &v, &found, &msg) != RIPTIDE_OK ||
-      db_get(dto, &other, &exists, &msg) != RIPTIDE_OK)
-    return ddl_error("rename: read the data dictionary", msg);
-  if (!found)
-    return HA_ERR_NO_SUCH_TABLE;
-  if (exists)
-    return HA_ERR_TABLE_EXIST;
-  if (!write_batch(
-          [&](riptide_batch_t *b, char **err) {
-            riptide_status_t st=
-                riptide_batch_put(b, nullptr, dto.data(), dto.size(), v.data(), v.size(), err);
-            if (st == RIPTIDE_OK)
-              st= riptide_batch_delete(b, nullptr, dfrom.data(), dfrom.size(), err);
-            return st;
-          },
-          &msg))
-    return ddl_error("rename", msg);
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_rename_table(riptide_handler, from, strlen(from), to,
+                                                    strlen(to), &err);
+  if (st == RIPTIDE_NOT_FOUND || st == RIPTIDE_BUSY)
+  {
+    riptide_free(err);
+    return st == RIPTIDE_NOT_FOUND ? HA_ERR_NO_SUCH_TABLE : HA_ERR_TABLE_EXIST;
+  }
+  if (st != RIPTIDE_OK)
+    return ddl_error("rename", st, err);
   return 0;
 }
 
-/* Puts `record` under `key`; with check_dup, fails with HA_ERR_FOUND_DUPP_KEY if the key
-   exists (the lock taken by the check keeps a concurrent insert out). */
-int ha_riptide::insert_key(const std::string &key, const uchar *record, bool check_dup)
+/* Records an auto-increment value stored explicitly, so later ones come after it. */
+void ha_riptide::observe_autoinc(const uchar *record)
 {
-  int error= 0;
-  riptide_txn_t *t= txn(&error);
-  if (!t)
-    return error;
+  Field *f= table->found_next_number_field;
+  if (!f || record != table->record[0] || f->is_null())
+    return;
+  longlong v= f->val_int();
+  if (!f->is_unsigned() && v <= 0)
+    return;
   char *err= nullptr;
-  if (check_dup)
-  {
-    char *v= nullptr;
-    size_t len= 0;
-    bool found= false;
-    riptide_status_t st= riptide_txn_get_for_update(t, nullptr, key.data(), key.size(), true,
-                                                    &v, &len, &found, &err);
-    riptide_free_value(v, len);
-    if (st != RIPTIDE_OK)
-      return status_error(st, err);
-    if (found)
-    {
-      dup_key= table->s->primary_key;
-      return HA_ERR_FOUND_DUPP_KEY;
-    }
-  }
-  val_buf.assign(1, ROW_FORMAT_V1);
-  val_buf.append(reinterpret_cast<const char *>(record), table->s->reclength);
-  riptide_status_t st= riptide_txn_put(t, nullptr, key.data(), key.size(), val_buf.data(),
-                                       val_buf.size(), &err);
+  riptide_status_t st= riptide_htable_observe_autoinc(share->table, ulonglong(v), &err);
   if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  return 0;
+    sql_print_warning("RIPTIDE: auto-increment of %s: %s", table->s->path.str,
+                      take_message(st, err).c_str());
+}
+
+/* SHOW CREATE TABLE and ALTER TABLE (copy) see Riptide's auto-increment counter. */
+void ha_riptide::update_create_info(HA_CREATE_INFO *create_info)
+{
+  if (!(create_info->used_fields & HA_CREATE_USED_AUTO))
+  {
+    info(HA_STATUS_AUTO);
+    create_info->auto_increment_value= stats.auto_increment_value;
+  }
+}
+
+void ha_riptide::get_auto_increment(ulonglong offset, ulonglong increment,
+                                    ulonglong nb_desired_values, ulonglong *first_value,
+                                    ulonglong *nb_reserved_values)
+{
+  ulonglong n= nb_desired_values ? nb_desired_values : 1;
+  uint64_t first= 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_reserve_autoinc(share->table, n, offset, increment,
+                                                      &first, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: reserve auto-increment of %s: %s", table->s->path.str,
+                    take_message(st, err).c_str());
+    /* The server turns this into ER_AUTOINC_READ_FAILED. */
+    *first_value= ULONGLONG_MAX;
+    *nb_reserved_values= 0;
+    return;
+  }
+  *first_value= first;
+  *nb_reserved_values= n;
 }
 
 int ha_riptide::write_row(const uchar *buf)
@@ -877,79 +809,107 @@ int ha_riptide::write_row(const uchar *buf)
   if (table->next_number_field && buf == table->record[0])
     if (int error= update_auto_increment())
       return error;
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  char *err= nullptr;
   if (has_pk)
     encode_pk(buf, &key_buf);
   else
-    key_buf= pk_prefix + be64(share->next_rowid.fetch_add(1));
-  int error= insert_key(key_buf, buf, has_pk);
-  if (!error)
-    share->rows++;
-  return error;
+  {
+    uint64_t id= 0;
+    riptide_status_t st= riptide_htable_next_row_id(share->table, &id, &err);
+    if (st != RIPTIDE_OK)
+      return status_error(st, err);
+    key_buf= be64(id);
+  }
+  encode_secondary(buf, &sec_bufs, &sec_keys);
+  val_buf.assign(1, ROW_FORMAT_V1);
+  val_buf.append(reinterpret_cast<const char *>(buf), table->s->reclength);
+  size_t dup= SIZE_MAX;
+  riptide_status_t st= riptide_hsession_insert(s, share->table, key_buf.data(), key_buf.size(),
+                                               sec_keys.data(), sec_keys.size(), val_buf.data(),
+                                               val_buf.size(), &dup, &err);
+  if (st != RIPTIDE_OK)
+    return row_error(st, err, dup);
+  observe_autoinc(buf);
+  return 0;
 }
 
 int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
 {
-  if (!has_pk)
-    return insert_key(cur_key, new_data, false);
-  std::string old_key;
-  encode_pk(old_data, &old_key);
-  encode_pk(new_data, &key_buf);
-  if (old_key == key_buf)
-    return insert_key(key_buf, new_data, false);
-  /* The primary key changed: the row moves. */
-  if (int error= insert_key(key_buf, new_data, true))
-    return error;
   int error= 0;
-  riptide_txn_t *t= txn(&error);
-  if (!t)
+  riptide_hsession_t *s= session(&error);
+  if (!s)
     return error;
+  std::string old_pk;
+  if (has_pk)
+  {
+    encode_pk(old_data, &old_pk);
+    encode_pk(new_data, &key_buf);
+  }
+  else
+  {
+    old_pk= cur_pk;
+    key_buf= cur_pk;
+  }
+  encode_secondary(old_data, &old_sec_bufs, &old_sec_keys);
+  encode_secondary(new_data, &sec_bufs, &sec_keys);
+  val_buf.assign(1, ROW_FORMAT_V1);
+  val_buf.append(reinterpret_cast<const char *>(new_data), table->s->reclength);
+  size_t dup= SIZE_MAX;
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_delete(t, nullptr, old_key.data(), old_key.size(), &err);
+  riptide_status_t st= riptide_hsession_update(
+      s, share->table, old_pk.data(), old_pk.size(), old_sec_keys.data(), key_buf.data(),
+      key_buf.size(), sec_keys.data(), sec_keys.size(), val_buf.data(), val_buf.size(), &dup,
+      &err);
   if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  if (iter)
-    moved_keys.insert(key_buf);
+    return row_error(st, err, dup);
+  /* The primary key changed while a scan runs over it: do not read the row again. */
+  if (old_pk != key_buf && iter && iter_index == 0)
+    moved_keys.insert(share->prefixes[0] + key_buf);
+  observe_autoinc(new_data);
   return 0;
 }
 
 int ha_riptide::delete_row(const uchar *buf)
 {
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
   if (has_pk)
     encode_pk(buf, &key_buf);
   else
-    key_buf= cur_key;
-  int error= 0;
-  riptide_txn_t *t= txn(&error);
-  if (!t)
-    return error;
+    key_buf= cur_pk;
+  encode_secondary(buf, &sec_bufs, &sec_keys);
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_delete(t, nullptr, key_buf.data(), key_buf.size(), &err);
+  riptide_status_t st= riptide_hsession_delete(s, share->table, key_buf.data(), key_buf.size(),
+                                               sec_keys.data(), sec_keys.size(), &err);
   if (st != RIPTIDE_OK)
     return status_error(st, err);
-  if (share->rows > 0)
-    share->rows--;
   return 0;
 }
 
-/* An iterator over this table's primary key range, within the connection's transaction. */
-int ha_riptide::make_iterator()
+/* An iterator over Riptide index `index` of this table, within the connection's session. */
+int ha_riptide::make_iterator(uint index)
 {
   drop_iterator();
   moved_keys.clear();
   scan_positioned= false;
   int error= 0;
-  riptide_txn_t *t= txn(&error);
-  if (!t)
+  riptide_hsession_t *s= session(&error);
+  if (!s)
     return error;
-  std::string hi= prefix_successor(pk_prefix);
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_iter_create(t, nullptr, pk_prefix.data(), pk_prefix.size(),
-                                               hi.data(), hi.size(), &iter, &err);
+  riptide_status_t st= riptide_hsession_iter_create(s, share->table, index, &iter, &err);
   if (st != RIPTIDE_OK)
   {
     iter= nullptr;
     return status_error(st, err);
   }
+  iter_index= index;
   get_trx(ha_thd())->iterators.insert(this);
   return 0;
 }
@@ -963,9 +923,11 @@ int ha_riptide::step(bool forward)
 }
 
 /* Returns the row under the iterator (moving on in the given direction past rows this
-   statement moved, and rows deleted before a locking read could lock them). */
+   statement moved, and rows deleted before a locking read could lock them). A secondary
+   index entry gives the primary key; the row is then read by it. */
 int ha_riptide::read_from_iterator(uchar *buf, bool forward)
 {
+  const std::string &prefix= share->prefixes[iter_index];
   for (;;)
   {
     if (!riptide_txn_iter_valid(iter))
@@ -979,10 +941,28 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
         return error;
       continue;
     }
-    if (lock_rows != Riptide_row_lock::NONE)
+    std::string pk;
+    if (iter_index == 0)
+    {
+      if (klen < prefix.size())
+        return HA_ERR_END_OF_FILE;
+      pk.assign(k + prefix.size(), klen - prefix.size());
+    }
+    else
+    {
+      size_t off= 0, len= 0;
+      if (!riptide_handler_entry_pk(k, klen, &off, &len))
+      {
+        last_error= "a malformed secondary index entry in " + std::string(table->s->path.str);
+        sql_print_error("RIPTIDE: %s", last_error.c_str());
+        return HA_ERR_RIPTIDE;
+      }
+      pk.assign(k + off, len);
+    }
+    if (iter_index != 0 || lock_rows != Riptide_row_lock::NONE)
     {
       bool found= false;
-      if (int error= point_read(buf, key, &found))
+      if (int error= point_read(buf, pk, &found))
         return error;
       if (!found)
       {
@@ -997,37 +977,40 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
     if (int error= unpack_row(v, vlen, buf))
       return error;
     cur_key= key;
+    cur_pk= pk;
     return 0;
   }
 }
 
-/* Reads one key through the transaction (locking it for a locking read). */
-int ha_riptide::point_read(uchar *buf, const std::string &key, bool *found)
+/* Reads the row with primary key `pk` through the session (locking it for a locking
+   read); it becomes the current row. */
+int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
 {
   int error= 0;
-  riptide_txn_t *t= txn(&error);
-  if (!t)
+  riptide_hsession_t *s= session(&error);
+  if (!s)
     return error;
   char *v= nullptr, *err= nullptr;
   size_t len= 0;
-  riptide_status_t st;
-  if (lock_rows == Riptide_row_lock::NONE)
-    st= riptide_txn_get(t, nullptr, key.data(), key.size(), &v, &len, found, &err);
-  else
-    st= riptide_txn_get_for_update(t, nullptr, key.data(), key.size(),
-                                   lock_rows == Riptide_row_lock::EXCLUSIVE, &v, &len, found,
-                                   &err);
+  int32_t lock= lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
+                : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
+                                                        : RIPTIDE_ROW_LOCK_EXCLUSIVE;
+  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
+                                                &v, &len, found, &err);
   if (st != RIPTIDE_OK)
     return status_error(st, err);
   if (*found)
+  {
     error= unpack_row(v, len, buf);
+    cur_pk= pk;
+  }
   riptide_free_value(v, len);
   return error;
 }
 
 int ha_riptide::rnd_init(bool)
 {
-  return make_iterator();
+  return make_iterator(0);
 }
 
 int ha_riptide::rnd_end()
@@ -1040,7 +1023,7 @@ int ha_riptide::rnd_end()
 int ha_riptide::rnd_next(uchar *buf)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(0))
       return error;
   char *err= nullptr;
   riptide_status_t st;
@@ -1059,15 +1042,13 @@ int ha_riptide::rnd_next(uchar *buf)
 
 int ha_riptide::rnd_pos(uchar *buf, uchar *pos)
 {
-  std::string key= pk_prefix;
-  key.append(reinterpret_cast<const char *>(pos), ref_length);
+  std::string pk(reinterpret_cast<const char *>(pos), ref_length);
   bool found= false;
-  if (int error= point_read(buf, key, &found))
+  if (int error= point_read(buf, pk, &found))
     return error;
   if (!found)
     return HA_ERR_KEY_NOT_FOUND;
   /* The scan's iterator stays where it was: rnd_next continues from there. */
-  cur_key= key;
   return 0;
 }
 
@@ -1076,16 +1057,16 @@ void ha_riptide::position(const uchar *record)
   if (has_pk)
   {
     encode_pk(record, &key_buf);
-    memcpy(ref, key_buf.data() + pk_prefix.size(), ref_length);
+    memcpy(ref, key_buf.data(), ref_length);
   }
-  else if (cur_key.size() == pk_prefix.size() + 8)
-    memcpy(ref, cur_key.data() + pk_prefix.size(), 8);
+  else if (cur_pk.size() == 8)
+    memcpy(ref, cur_pk.data(), 8);
 }
 
 int ha_riptide::index_init(uint idx, bool)
 {
   active_index= idx;
-  int error= make_iterator();
+  int error= make_iterator(rindex(idx));
   cur_key.clear();
   return error;
 }
@@ -1102,15 +1083,17 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
                                enum ha_rkey_function find_flag)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(rindex(active_index)))
       return error;
   std::string prefix;
-  bool full= encode_key_tuple(key, keypart_map, &prefix);
-  if (full && (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX))
+  bool full= encode_key_tuple(active_index, key, keypart_map, &prefix);
+  if (full && iter_index == 0 &&
+      (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX))
   {
-    /* A point read: no iterator move (index_next re-seeks from cur_key if called). */
+    /* A primary key point read: no iterator move (index_next re-seeks from cur_key). */
     bool found= false;
-    if (int error= point_read(buf, prefix, &found))
+    std::string pk= prefix.substr(share->prefixes[0].size());
+    if (int error= point_read(buf, pk, &found))
       return error;
     cur_key= prefix;
     iter_stale= true;
@@ -1192,7 +1175,7 @@ int ha_riptide::resync_iterator(bool forward)
 int ha_riptide::index_next(uchar *buf)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(rindex(active_index)))
       return error;
   if (iter_stale)
   {
@@ -1207,7 +1190,7 @@ int ha_riptide::index_next(uchar *buf)
 int ha_riptide::index_prev(uchar *buf)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(rindex(active_index)))
       return error;
   if (iter_stale)
   {
@@ -1222,7 +1205,7 @@ int ha_riptide::index_prev(uchar *buf)
 int ha_riptide::index_first(uchar *buf)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(rindex(active_index)))
       return error;
   iter_stale= false;
   char *err= nullptr;
@@ -1235,7 +1218,7 @@ int ha_riptide::index_first(uchar *buf)
 int ha_riptide::index_last(uchar *buf)
 {
   if (!iter)
-    if (int error= make_iterator())
+    if (int error= make_iterator(rindex(active_index)))
       return error;
   iter_stale= false;
   char *err= nullptr;
@@ -1249,9 +1232,9 @@ int ha_riptide::info(uint flag)
 {
   if (flag & HA_STATUS_VARIABLE)
   {
-    /* In-memory estimate (inserts minus deletes since the table was opened): never
-       exact, and never below 2 so the optimizer does not treat the table as const. */
-    int64_t rows= share ? share->rows.load() : 0;
+    /* Riptide's estimate (committed inserts minus deletes, persisted lazily): never exact,
+       and never below 2 so the optimizer does not treat the table as const. */
+    uint64_t rows= share ? riptide_htable_row_estimate(share->table) : 0;
     stats.records= ha_rows(rows < 2 ? 2 : rows);
     stats.deleted= 0;
     stats.mean_rec_length= table->s->reclength;
@@ -1272,6 +1255,8 @@ int ha_riptide::info(uint flag)
     /* The key of the last duplicate-key failure (get_dup_key() resets errkey first). */
     errkey= dup_key;
   }
+  if ((flag & HA_STATUS_AUTO) && share)
+    stats.auto_increment_value= riptide_htable_autoinc_next(share->table);
   return 0;
 }
 
@@ -1292,13 +1277,13 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
   return start_stmt(thd, TL_UNLOCK);
 }
 
-/* Begins the statement: transaction, statement savepoint, registration with the server. */
+/* Begins the statement: session, statement savepoint, registration with the server. */
 int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
 {
   if (lock_type >= TL_WRITE_ALLOW_WRITE)
     lock_rows= Riptide_row_lock::EXCLUSIVE;
   int error= 0;
-  if (!txn(&error))
+  if (!session(&error))
     return error;
   Riptide_trx *trx= get_trx(thd);
   bool multi= in_multi_statement(thd);
@@ -1342,9 +1327,55 @@ THR_LOCK_DATA **ha_riptide::store_lock(THD *thd, THR_LOCK_DATA **to,
   return to;
 }
 
-ha_rows ha_riptide::records_in_range(uint, const key_range *, const key_range *, page_range *)
+/* Counts the index keys in the range (up to RANGE_COUNT_LIMIT, then extrapolates from the
+   row estimate); never 0, which the optimizer would take as proof of an empty range. */
+ha_rows ha_riptide::records_in_range(uint inx, const key_range *min_key,
+                                     const key_range *max_key, page_range *)
 {
-  return 10;
+  if (!share)
+    return 10;
+  uint ri= rindex(inx);
+  const std::string &prefix= share->prefixes[ri];
+  std::string lo, hi;
+  bool has_hi= false;
+  if (min_key)
+  {
+    encode_key_tuple(inx, min_key->key, min_key->keypart_map, &lo);
+    if (min_key->flag == HA_READ_AFTER_KEY)
+      lo= prefix_successor(lo);
+  }
+  else
+    lo= prefix;
+  if (max_key)
+  {
+    encode_key_tuple(inx, max_key->key, max_key->keypart_map, &hi);
+    /* HA_READ_AFTER_KEY: up to and including the key; HA_READ_BEFORE_KEY: below it. */
+    if (max_key->flag == HA_READ_AFTER_KEY)
+      hi= prefix_successor(hi);
+    has_hi= !hi.empty();
+  }
+  if (lo.size() < prefix.size() || lo.compare(0, prefix.size(), prefix) != 0)
+    return 1;
+  std::string lo_rel= lo.substr(prefix.size());
+  std::string hi_rel;
+  if (has_hi)
+  {
+    if (hi.size() >= prefix.size() && hi.compare(0, prefix.size(), prefix) == 0)
+      hi_rel= hi.substr(prefix.size());
+    else
+      has_hi= false; /* past the end of the index */
+  }
+  uint64_t count= 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_estimate_range(
+      share->table, ri, lo_rel.data(), lo_rel.size(), has_hi ? hi_rel.data() : nullptr,
+      has_hi ? hi_rel.size() : 0, RANGE_COUNT_LIMIT, &count, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_warning("RIPTIDE: records_in_range: %s", take_message(st, err).c_str());
+    return 10;
+  }
+  return ha_rows(count ? count : 1);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -24,15 +24,18 @@ class Riptide_share : public Handler_share
 {
 public:
   THR_LOCK lock;
-  /* Index ids from the data dictionary: [0] is the primary key (or the hidden row id). */
-  std::vector<uint32_t> index_ids;
-  /* Next hidden row id (tables without a primary key). */
-  std::atomic<uint64_t> next_rowid{1};
-  /* Rough row count for the optimizer (in memory; see README). */
-  std::atomic<int64_t> rows{0};
+  /* The table in Riptide's data dictionary (crates/handler): indexes, counters. */
+  riptide_htable_t *table= nullptr;
+  /* Per Riptide index (0: primary or hidden key, then the secondary indexes in MariaDB key
+     order): the bytes every key of the index starts with in an iterator. */
+  std::vector<std::string> prefixes;
 
   Riptide_share() { thr_lock_init(&lock); }
-  ~Riptide_share() override { thr_lock_delete(&lock); }
+  ~Riptide_share() override
+  {
+    riptide_htable_release(table);
+    thr_lock_delete(&lock);
+  }
 };
 
 /* How rows read by the current statement are locked. */
@@ -82,6 +85,9 @@ public:
   int index_prev(uchar *buf) override;
   int index_first(uchar *buf) override;
   int index_last(uchar *buf) override;
+  void update_create_info(HA_CREATE_INFO *create_info) override;
+  void get_auto_increment(ulonglong offset, ulonglong increment, ulonglong nb_desired_values,
+                          ulonglong *first_value, ulonglong *nb_reserved_values) override;
 
   int info(uint flag) override;
   int extra(enum ha_extra_function operation) override;
@@ -101,38 +107,52 @@ private:
   Riptide_share *share= nullptr;
   THR_LOCK_DATA lock_data;
   bool has_pk= false;
-  /* Index id prefix of the primary key (or the hidden row id), 4 bytes big-endian. */
-  std::string pk_prefix;
-  /* The key (prefix included) of the row read last: position(), and hidden-key updates. */
+  /* The key (index prefix included) the iterator returned last: re-seeks after point reads. */
   std::string cur_key;
+  /* The primary key (or hidden row id) of the row read last: position(), hidden-key
+     updates and deletes. */
+  std::string cur_pk;
   /* The iterator is not on cur_key (a point read happened): re-seek before moving. */
   bool iter_stale= false;
   /* rnd_next has positioned the iterator (false right after rnd_init). */
   bool scan_positioned= false;
   riptide_txn_iter_t *iter= nullptr;
+  /* Riptide index the iterator runs over (0: primary / hidden key). */
+  uint iter_index= 0;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
-  /* Keys this statement moved a row to (a primary key update) while scanning: not read
-     again by the scan (the Halloween problem). */
+  /* Primary keys (prefixed) this statement moved a row to while scanning: not read again
+     by the scan (the Halloween problem). */
   std::unordered_set<std::string> moved_keys;
   /* Scratch buffers. */
   std::string key_buf;
   std::string val_buf;
   std::vector<uchar> rec_buf;
+  /* Secondary keys of a row: bytes, and the riptide_hkey_t views of them. */
+  std::vector<std::string> sec_bufs, old_sec_bufs;
+  std::vector<riptide_hkey_t> sec_keys, old_sec_keys;
   /* The index of the last HA_ERR_FOUND_DUPP_KEY. */
   uint dup_key= uint(-1);
   /* Message of the last HA_ERR_RIPTIDE. */
   std::string last_error;
 
   Riptide_share *get_share(const char *name, int *error);
-  riptide_txn_t *txn(int *error);
+  riptide_hsession_t *session(int *error);
   int status_error(riptide_status_t st, char *msg);
+  /* MariaDB key number <-> Riptide index number. */
+  uint rindex(uint keynr) const { return has_pk ? keynr : keynr + 1; }
+  uint keynr_of(size_t rindex) const { return has_pk ? uint(rindex) : uint(rindex) - 1; }
+  void encode_key(uint keynr, const uchar *record, std::string *out, bool *has_null);
   void encode_pk(const uchar *record, std::string *out);
-  int encode_key_tuple(const uchar *key, key_part_map keypart_map, std::string *out);
+  void encode_secondary(const uchar *record, std::vector<std::string> *bufs,
+                        std::vector<riptide_hkey_t> *keys);
+  int encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
+                       std::string *out);
   int unpack_row(const char *value, size_t len, uchar *buf);
-  int make_iterator();
+  int make_iterator(uint index);
   int read_from_iterator(uchar *buf, bool forward);
   int step(bool forward);
   int resync_iterator(bool forward);
-  int point_read(uchar *buf, const std::string &key, bool *found);
-  int insert_key(const std::string &key, const uchar *record, bool check_dup);
+  int point_read(uchar *buf, const std::string &pk, bool *found);
+  int row_error(riptide_status_t st, char *err, size_t dup_index);
+  void observe_autoinc(const uchar *record);
 };

@@ -17,6 +17,36 @@
 // Compare with `riptide_abi_version()` at run time.
 #define RIPTIDE_ABI_VERSION 1
 
+// Index kind `riptide_index_spec_t.kind`: the primary key (index 0).
+#define RIPTIDE_INDEX_PRIMARY 1
+
+// Index kind: the hidden 8-byte row id of a table without a primary key (index 0).
+#define RIPTIDE_INDEX_HIDDEN_PK 2
+
+// Index kind: a secondary index (indexes 1 and up).
+#define RIPTIDE_INDEX_SECONDARY 3
+
+// Row lock mode of `riptide_hsession_get_row`: a plain read.
+#define RIPTIDE_ROW_LOCK_NONE 0
+
+// Row lock mode: shared (`LOCK IN SHARE MODE`).
+#define RIPTIDE_ROW_LOCK_SHARED 1
+
+// Row lock mode: exclusive (`FOR UPDATE`, reads of writing statements).
+#define RIPTIDE_ROW_LOCK_EXCLUSIVE 2
+
+// Session isolation (`riptide_hsession_begin`): READ UNCOMMITTED (runs as read committed).
+#define RIPTIDE_HISO_READ_UNCOMMITTED 0
+
+// Session isolation: READ COMMITTED.
+#define RIPTIDE_HISO_READ_COMMITTED 1
+
+// Session isolation: REPEATABLE READ.
+#define RIPTIDE_HISO_REPEATABLE_READ 2
+
+// Session isolation: SERIALIZABLE (runs as repeatable read).
+#define RIPTIDE_HISO_SERIALIZABLE 3
+
 // Sync mode: never fsync the WAL except at segment rotation and close (survives a process
 // crash, not a power loss).
 #define RIPTIDE_SYNC_NONE 0
@@ -94,6 +124,9 @@ typedef enum riptide_status_t {
     RIPTIDE_TIMED_OUT = 10,
     // A bug inside the engine, for example a caught panic. Please report it.
     RIPTIDE_INTERNAL = 11,
+    // A handler insert or update would duplicate a primary or unique key; the function's
+    // `dup_index` out-parameter names the index (0 is the primary key).
+    RIPTIDE_DUPLICATE_KEY = 12,
 } riptide_status_t;
 
 // A write batch (opaque): puts and deletes, possibly across column families, that
@@ -115,6 +148,19 @@ typedef struct riptide_cf_t riptide_cf_t;
 // function taking `riptide_db_t *` is thread-safe), except `riptide_db_destroy`, which must
 // be the last call on it. `riptide_db_close` waits for calls in progress on other threads.
 typedef struct riptide_db_t riptide_db_t;
+
+// The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
+// `riptide_handler_destroy`. Thread-safe.
+typedef struct riptide_handler_t riptide_handler_t;
+
+// A session (opaque): one transaction with statement savepoints. Made by
+// `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
+// One thread at a time; destroy its iterators first.
+typedef struct riptide_hsession_t riptide_hsession_t;
+
+// An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
+// `riptide_htable_release`. Thread-safe.
+typedef struct riptide_htable_t riptide_htable_t;
 
 // A database iterator (opaque). Made by `riptide_iter_create`, freed by
 // `riptide_iter_destroy`. Use it from one thread at a time. It holds the data it reads, so
@@ -144,6 +190,29 @@ typedef struct riptide_txn_options_t riptide_txn_options_t;
 // (which rolls back an unfinished transaction; a prepared one stays prepared). Use it from
 // one thread at a time. Its writes are buffered and invisible to others until commit.
 typedef struct riptide_txn_t riptide_txn_t;
+
+// One index of a table being created.
+typedef struct riptide_index_spec_t {
+    // `RIPTIDE_INDEX_PRIMARY`, `RIPTIDE_INDEX_HIDDEN_PK` or `RIPTIDE_INDEX_SECONDARY`.
+    int32_t kind;
+    // Duplicates refused (secondary indexes; the primary key always is).
+    bool unique;
+    // Number of key parts.
+    uint16_t key_parts;
+    // NUL-terminated name (for error messages); NULL for none.
+    const char *name;
+} riptide_index_spec_t;
+
+// One secondary key of a row: the memcomparable bytes and whether a part is NULL (a key with
+// a NULL part never conflicts in a unique index).
+typedef struct riptide_hkey_t {
+    // Key bytes (NULL only with `len` 0).
+    const char *data;
+    // Length of `data`.
+    size_t len;
+    // Whether a key part is NULL.
+    bool has_null;
+} riptide_hkey_t;
 
 // A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
 // only ever added at the end, so a caller built against an older header keeps working (it
@@ -444,7 +513,8 @@ enum riptide_status_t riptide_db_open(const char *path,
                                       char **errmsg);
 
 // Closes the database: waits for calls in progress on other threads, stops background
-// work, syncs the WAL and releases the directory lock. The handle stays allocated: later
+// work, syncs the WAL and releases the directory lock (if a handler engine made with
+// `riptide_handler_open` is still alive, that happens when it is freed: free it first). The handle stays allocated: later
 // calls on it fail with `RIPTIDE_CLOSED`, and closing again is `RIPTIDE_OK`. Free it with
 // `riptide_db_destroy`. Transactions, iterators, snapshots and column family handles made
 // from it stay safe to use and free, but their operations may fail with `RIPTIDE_CLOSED`.
@@ -452,7 +522,8 @@ enum riptide_status_t riptide_db_open(const char *path,
 // # Safety
 //
 // `db` is NULL or a live database handle; `errmsg` is NULL or writable.
-enum riptide_status_t riptide_db_close(struct riptide_db_t *db, char **errmsg);
+enum riptide_status_t riptide_db_close(struct riptide_db_t *db,
+                                       char **errmsg);
 
 // Frees a database handle, closing it first if `riptide_db_close` was not called (an error
 // while closing is then only logged). NULL is a no-op.
@@ -501,6 +572,370 @@ const char *riptide_version(void);
 
 // The C ABI version the library was built with (`RIPTIDE_ABI_VERSION` of its header).
 uint32_t riptide_abi_version(void);
+
+// Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)
+// and stores it in `*handler`. The handler shares the database: free it before closing
+// the database, or the database closes only when the handler is freed.
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `handler` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_handler_open(struct riptide_db_t *db,
+                                           struct riptide_handler_t **handler,
+                                           char **errmsg);
+
+// Persists the exact auto-increment and row id counters of every open table (a clean
+// shutdown; after a crash the reserved ranges are skipped instead).
+//
+// # Safety
+//
+// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_handler_close(struct riptide_handler_t *handler, char **errmsg);
+
+// Frees a handler (its tables and sessions stay usable until freed). NULL is a no-op.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler not used afterwards.
+void riptide_handler_destroy(struct riptide_handler_t *handler);
+
+// Creates table `name` with `n` indexes (`specs[0]` primary or hidden pk, the rest
+// secondary) and the first auto-increment value `autoinc_start` (0: 1). New index ids are
+// never reused; a leftover entry of the same name is dropped with its data.
+//
+// # Safety
+//
+// `handler` is NULL or live; `(name, name_len)` readable; `specs` NULL (with `n` 0) or `n`
+// readable specs whose names are NULL or NUL-terminated; `errmsg` NULL or writable.
+enum riptide_status_t riptide_handler_create_table(struct riptide_handler_t *handler,
+                                                   const char *name,
+                                                   size_t name_len,
+                                                   const struct riptide_index_spec_t *specs,
+                                                   size_t n,
+                                                   uint64_t autoinc_start,
+                                                   char **errmsg);
+
+// Drops table `name` (one range delete per index and the dictionary entry, in one batch).
+// `*existed` tells whether it was in the dictionary (may be NULL).
+//
+// # Safety
+//
+// `handler` NULL or live; `(name, name_len)` readable; `existed` and `errmsg` NULL or
+// writable.
+enum riptide_status_t riptide_handler_drop_table(struct riptide_handler_t *handler,
+                                                 const char *name,
+                                                 size_t name_len,
+                                                 bool *existed,
+                                                 char **errmsg);
+
+// Renames table `from` to `to`: `RIPTIDE_NOT_FOUND` if `from` does not exist,
+// `RIPTIDE_BUSY` if `to` does.
+//
+// # Safety
+//
+// `handler` NULL or live; both names readable; `errmsg` NULL or writable.
+enum riptide_status_t riptide_handler_rename_table(struct riptide_handler_t *handler,
+                                                   const char *from,
+                                                   size_t from_len,
+                                                   const char *to,
+                                                   size_t to_len,
+                                                   char **errmsg);
+
+// Empties table `name` (new index ids, old keys range-deleted, auto-increment back to 1).
+// `RIPTIDE_NOT_FOUND` if it does not exist.
+//
+// # Safety
+//
+// As `riptide_handler_drop_table`.
+enum riptide_status_t riptide_handler_truncate_table(struct riptide_handler_t *handler,
+                                                     const char *name,
+                                                     size_t name_len,
+                                                     char **errmsg);
+
+// Opens table `name` into `*table`; `RIPTIDE_NOT_FOUND` if the dictionary has no such table.
+//
+// # Safety
+//
+// `handler` NULL or live; name readable; `table` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_handler_open_table(struct riptide_handler_t *handler,
+                                                 const char *name,
+                                                 size_t name_len,
+                                                 struct riptide_htable_t **table,
+                                                 char **errmsg);
+
+// Releases a table handle. NULL is a no-op.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle not used afterwards.
+void riptide_htable_release(struct riptide_htable_t *table);
+
+// Number of indexes of the table (the primary or hidden key included); 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+size_t riptide_htable_index_count(const struct riptide_htable_t *table);
+
+// Copies into `buf` (capacity `buf_len`) the bytes every key of index `index` starts with,
+// as iterators from `riptide_hsession_iter_create` return them (callers build seek targets
+// as these bytes + their key bytes), and their length into `*len`. `RIPTIDE_INVALID_ARGUMENT`
+// if `index` is out of range or `buf` too small.
+//
+// # Safety
+//
+// `table` NULL or live; `buf` NULL or writable for `buf_len` bytes; `len` and `errmsg` NULL
+// or writable.
+enum riptide_status_t riptide_htable_index_prefix(const struct riptide_htable_t *table,
+                                                  size_t index,
+                                                  char *buf,
+                                                  size_t buf_len,
+                                                  size_t *len,
+                                                  char **errmsg);
+
+// The table's row count estimate; 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint64_t riptide_htable_row_estimate(const struct riptide_htable_t *table);
+
+// The next auto-increment value (for `SHOW CREATE TABLE`); 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint64_t riptide_htable_autoinc_next(const struct riptide_htable_t *table);
+
+// Reserves `count` auto-increment values spaced by `increment`, the first congruent to
+// `offset`, and stores the first in `*first`. Never hands out a value twice, also across
+// crashes.
+//
+// # Safety
+//
+// `table` NULL or live; `first` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable_t *table,
+                                                     uint64_t count,
+                                                     uint64_t offset,
+                                                     uint64_t increment,
+                                                     uint64_t *first,
+                                                     char **errmsg);
+
+// Records an explicit value stored in the auto-increment column: later reservations
+// start above it.
+//
+// # Safety
+//
+// `table` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_observe_autoinc(const struct riptide_htable_t *table,
+                                                     uint64_t value,
+                                                     char **errmsg);
+
+// A new hidden row id (tables without a primary key) in `*id`; the pk is its 8 bytes
+// big-endian. Never handed out twice, also across crashes.
+//
+// # Safety
+//
+// `table` NULL or live; `id` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_next_row_id(const struct riptide_htable_t *table,
+                                                 uint64_t *id,
+                                                 char **errmsg);
+
+// Counts keys of index `index` in `[lower, upper)` (relative to the index: no id prefix;
+// NULL `upper`: to the end of the index) in the newest committed state, up to `limit` (at
+// the limit: the larger of `limit` and a quarter of the row estimate), into `*count`.
+//
+// # Safety
+//
+// `table` NULL or live; bounds NULL (length 0) or readable; `count` and `errmsg` NULL or
+// writable.
+enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_t *table,
+                                                    size_t index,
+                                                    const char *lower,
+                                                    size_t lower_len,
+                                                    const char *upper,
+                                                    size_t upper_len,
+                                                    uint64_t limit,
+                                                    uint64_t *count,
+                                                    char **errmsg);
+
+// Splits a secondary index entry key (as a `riptide_hsession_iter_create` iterator returns
+// it) into its primary key: `*pk_offset` and `*pk_len` locate the pk inside `key`. Returns
+// false (and sets both to 0) if the key is not a well-formed entry.
+//
+// # Safety
+//
+// `(key, key_len)` readable; `pk_offset` and `pk_len` NULL or writable.
+bool riptide_handler_entry_pk(const char *key, size_t key_len, size_t *pk_offset, size_t *pk_len);
+
+// Begins a session (one pessimistic transaction) with `isolation` (`RIPTIDE_HISO_*`) and
+// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s).
+//
+// # Safety
+//
+// `handler` NULL or live; `session` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_begin(struct riptide_handler_t *handler,
+                                             int32_t isolation,
+                                             uint64_t lock_timeout_ms,
+                                             struct riptide_hsession_t **session,
+                                             char **errmsg);
+
+// Frees a session, rolling back an unfinished transaction. NULL is a no-op.
+//
+// # Safety
+//
+// `session` is NULL or live and not used afterwards.
+void riptide_hsession_destroy(struct riptide_hsession_t *session);
+
+// Commits the session's transaction (all tables and indexes in one atomic batch). The
+// session is finished afterwards, success or not: destroy it.
+//
+// # Safety
+//
+// `session` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_commit(struct riptide_hsession_t *session, char **errmsg);
+
+// Rolls back the session's transaction (already rolled back after a conflict: OK).
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_rollback(struct riptide_hsession_t *session, char **errmsg);
+
+// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_set_savepoint(struct riptide_hsession_t *session,
+                                                     char **errmsg);
+
+// Undoes everything since the newest savepoint and removes it (`RIPTIDE_NOT_FOUND` if
+// none). Row locks taken after it are released.
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_rollback_to_savepoint(struct riptide_hsession_t *session,
+                                                             char **errmsg);
+
+// Forgets the newest savepoint, keeping its writes (`RIPTIDE_NOT_FOUND` if none).
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_release_savepoint(struct riptide_hsession_t *session,
+                                                         char **errmsg);
+
+// Begins a statement (pushes its savepoint).
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_begin_statement(struct riptide_hsession_t *session,
+                                                       char **errmsg);
+
+// Ends the open statement: keeps (`success`) or undoes its writes. No-op without one.
+//
+// # Safety
+//
+// As `riptide_hsession_commit`.
+enum riptide_status_t riptide_hsession_end_statement(struct riptide_hsession_t *session,
+                                                     bool success,
+                                                     char **errmsg);
+
+// Number of open savepoints; 0 for NULL.
+//
+// # Safety
+//
+// `session` NULL or live.
+size_t riptide_hsession_savepoint_depth(const struct riptide_hsession_t *session);
+
+// Inserts a row: primary key `pk` (for a hidden-pk table: `riptide_htable_next_row_id`'s
+// id, 8 bytes big-endian), one key per secondary index in order, and the row bytes.
+// `RIPTIDE_DUPLICATE_KEY` with `*dup_index` (0: the primary key) when the primary key or
+// a unique key without NULL parts exists.
+//
+// # Safety
+//
+// `session` NULL or live; `table` NULL or live; every byte string readable; `keys` NULL
+// (with `nkeys` 0) or `nkeys` readable keys; `dup_index` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_insert(struct riptide_hsession_t *session,
+                                              const struct riptide_htable_t *table,
+                                              const char *pk,
+                                              size_t pk_len,
+                                              const struct riptide_hkey_t *keys,
+                                              size_t nkeys,
+                                              const char *row,
+                                              size_t row_len,
+                                              size_t *dup_index,
+                                              char **errmsg);
+
+// Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`); both key
+// arrays have `nkeys` entries. Unchanged secondary entries are not rewritten. Duplicates
+// as `riptide_hsession_insert`.
+//
+// # Safety
+//
+// As `riptide_hsession_insert`.
+enum riptide_status_t riptide_hsession_update(struct riptide_hsession_t *session,
+                                              const struct riptide_htable_t *table,
+                                              const char *old_pk,
+                                              size_t old_pk_len,
+                                              const struct riptide_hkey_t *old_keys,
+                                              const char *new_pk,
+                                              size_t new_pk_len,
+                                              const struct riptide_hkey_t *new_keys,
+                                              size_t nkeys,
+                                              const char *row,
+                                              size_t row_len,
+                                              size_t *dup_index,
+                                              char **errmsg);
+
+// Deletes the row `pk` whose secondary keys are `keys` (`nkeys`, one per secondary index).
+//
+// # Safety
+//
+// As `riptide_hsession_insert`.
+enum riptide_status_t riptide_hsession_delete(struct riptide_hsession_t *session,
+                                              const struct riptide_htable_t *table,
+                                              const char *pk,
+                                              size_t pk_len,
+                                              const struct riptide_hkey_t *keys,
+                                              size_t nkeys,
+                                              char **errmsg);
+
+// Reads the row with primary key `pk` as the session sees it, locking it per `lock`
+// (`RIPTIDE_ROW_LOCK_*`). Results as `riptide_txn_get` (free the value with
+// `riptide_free_value`).
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `pk` readable; `value`, `value_len`, `found`,
+// `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_get_row(struct riptide_hsession_t *session,
+                                               const struct riptide_htable_t *table,
+                                               const char *pk,
+                                               size_t pk_len,
+                                               int32_t lock,
+                                               char **value,
+                                               size_t *value_len,
+                                               bool *found,
+                                               char **errmsg);
+
+// Creates a transaction iterator over index `index` of `table` as the session sees it
+// (keys start with the 4-byte index id; primary entries hold the row; secondary entries
+// are empty, locate their pk with `riptide_handler_entry_pk`). Use the `riptide_txn_iter_*`
+// functions on it; destroy it before the session.
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_iter_create(struct riptide_hsession_t *session,
+                                                   const struct riptide_htable_t *table,
+                                                   size_t index,
+                                                   struct riptide_txn_iter_t **iter,
+                                                   char **errmsg);
 
 // Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the
 // latest committed state), never returning keys below `lower` (inclusive; NULL: no bound)

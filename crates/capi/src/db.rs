@@ -3,6 +3,7 @@
 
 use std::ffi::c_char;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use parking_lot::RwLock;
 use riptide::{ColumnFamily, Db, Error, Options};
@@ -21,8 +22,9 @@ use crate::status::riptide_status_t;
 /// function taking `riptide_db_t *` is thread-safe), except `riptide_db_destroy`, which must
 /// be the last call on it. `riptide_db_close` waits for calls in progress on other threads.
 pub struct riptide_db_t {
-    /// `None` once closed; calls then fail with `Closed`.
-    db: RwLock<Option<Db>>,
+    /// `None` once closed; calls then fail with `Closed`. Shared with a handler engine
+    /// (`riptide_handler_open`), which keeps the database open until it is freed.
+    db: RwLock<Option<Arc<Db>>>,
 }
 
 impl riptide_db_t {
@@ -31,6 +33,16 @@ impl riptide_db_t {
         let guard = self.db.read();
         match guard.as_ref() {
             Some(db) => f(db),
+            None => Err(Error::closed(
+                "the database handle was closed by riptide_db_close",
+            )),
+        }
+    }
+
+    /// A shared reference to the open database, or `Closed`.
+    pub(crate) fn shared(&self) -> CResult<Arc<Db>> {
+        match self.db.read().as_ref() {
+            Some(db) => Ok(Arc::clone(db)),
             None => Err(Error::closed(
                 "the database handle was closed by riptide_db_close",
             )),
@@ -94,7 +106,7 @@ pub unsafe extern "C" fn riptide_db_open(
             let opts = arg_opt(options).map_or_else(Options::default, |o| o.opts.clone());
             let opened = Db::open(&path, opts)?;
             out.set(into_handle(riptide_db_t {
-                db: RwLock::new(Some(opened)),
+                db: RwLock::new(Some(Arc::new(opened))),
             }));
             Ok(())
         })
@@ -102,7 +114,8 @@ pub unsafe extern "C" fn riptide_db_open(
 }
 
 /// Closes the database: waits for calls in progress on other threads, stops background
-/// work, syncs the WAL and releases the directory lock. The handle stays allocated: later
+/// work, syncs the WAL and releases the directory lock (if a handler engine made with
+/// `riptide_handler_open` is still alive, that happens when it is freed: free it first). The handle stays allocated: later
 /// calls on it fail with `RIPTIDE_CLOSED`, and closing again is `RIPTIDE_OK`. Free it with
 /// `riptide_db_destroy`. Transactions, iterators, snapshots and column family handles made
 /// from it stay safe to use and free, but their operations may fail with `RIPTIDE_CLOSED`.
@@ -121,8 +134,13 @@ pub unsafe extern "C" fn riptide_db_close(
             // SAFETY: forwarded contract.
             let h = arg_ref(db, "db")?;
             let taken = h.db.write().take();
-            match taken {
-                Some(open) => open.close(),
+            match taken.map(Arc::try_unwrap) {
+                Some(Ok(open)) => open.close(),
+                // A handler engine still shares it: it closes when that is freed.
+                Some(Err(shared)) => {
+                    drop(shared);
+                    Ok(())
+                }
                 None => Ok(()),
             }
         })

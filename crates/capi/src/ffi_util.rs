@@ -26,11 +26,31 @@ pub(crate) unsafe fn guard(
     errmsg: *mut *mut c_char,
     body: impl FnOnce() -> CResult,
 ) -> riptide_status_t {
-    let outcome =
-        catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(panic_error(&*payload)));
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard_status(errmsg, || {
+            body().map_err(|e| (riptide_status_t::from_kind(e.kind()), e.to_string()))
+        })
+    }
+}
+
+/// As [`guard`], for bodies that choose their failure status themselves (a status and its
+/// message).
+///
+/// # Safety
+///
+/// `errmsg` is NULL or valid for writing one pointer.
+pub(crate) unsafe fn guard_status(
+    errmsg: *mut *mut c_char,
+    body: impl FnOnce() -> Result<(), (riptide_status_t, String)>,
+) -> riptide_status_t {
+    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let e = panic_error(&*payload);
+        Err((riptide_status_t::from_kind(e.kind()), e.to_string()))
+    });
     let (status, message) = match outcome {
         Ok(()) => (riptide_status_t::RIPTIDE_OK, None),
-        Err(e) => (riptide_status_t::from_kind(e.kind()), Some(e.to_string())),
+        Err((status, message)) => (status, Some(message)),
     };
     if !errmsg.is_null() {
         // Allocation or formatting cannot unwind here in practice, but keep the boundary

@@ -37,6 +37,9 @@ pub enum riptide_status_t {
     RIPTIDE_TIMED_OUT = 10,
     /// A bug inside the engine, for example a caught panic. Please report it.
     RIPTIDE_INTERNAL = 11,
+    /// A handler insert or update would duplicate a primary or unique key; the function's
+    /// `dup_index` out-parameter names the index (0 is the primary key).
+    RIPTIDE_DUPLICATE_KEY = 12,
 }
 
 impl riptide_status_t {
@@ -74,12 +77,13 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_DEADLOCK => b"RIPTIDE_DEADLOCK\0",
             riptide_status_t::RIPTIDE_TIMED_OUT => b"RIPTIDE_TIMED_OUT\0",
             riptide_status_t::RIPTIDE_INTERNAL => b"RIPTIDE_INTERNAL\0",
+            riptide_status_t::RIPTIDE_DUPLICATE_KEY => b"RIPTIDE_DUPLICATE_KEY\0",
         }
     }
 
     /// The status whose numeric value is `code`, if any.
     fn from_code(code: i32) -> Option<riptide_status_t> {
-        const ALL: [riptide_status_t; 12] = [
+        const ALL: [riptide_status_t; 13] = [
             riptide_status_t::RIPTIDE_OK,
             riptide_status_t::RIPTIDE_IO,
             riptide_status_t::RIPTIDE_CORRUPTION,
@@ -92,6 +96,7 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_DEADLOCK,
             riptide_status_t::RIPTIDE_TIMED_OUT,
             riptide_status_t::RIPTIDE_INTERNAL,
+            riptide_status_t::RIPTIDE_DUPLICATE_KEY,
         ];
         ALL.into_iter().find(|s| *s as i32 == code)
     }
@@ -126,9 +131,10 @@ mod tests {
         assert_eq!(name_of(0), "RIPTIDE_OK");
         assert_eq!(name_of(8), "RIPTIDE_CONFLICT");
         assert_eq!(name_of(11), "RIPTIDE_INTERNAL");
-        assert_eq!(name_of(12), "RIPTIDE_UNKNOWN_STATUS");
+        assert_eq!(name_of(12), "RIPTIDE_DUPLICATE_KEY");
+        assert_eq!(name_of(13), "RIPTIDE_UNKNOWN_STATUS");
         assert_eq!(name_of(-1), "RIPTIDE_UNKNOWN_STATUS");
-        for code in 0..12 {
+        for code in 0..13 {
             assert!(name_of(code).starts_with("RIPTIDE_"), "code {code}");
         }
     }

@@ -15,7 +15,7 @@ use crate::txn::riptide_txn_t;
 /// `riptide_txn_iter_destroy` (before its transaction). One thread at a time. It sees writes
 /// the transaction makes while it is open; scans are not validated or locked.
 pub struct riptide_txn_iter_t {
-    it: TxnIterator,
+    pub(crate) it: TxnIterator,
 }
 
 impl CursorHandle for riptide_txn_iter_t {

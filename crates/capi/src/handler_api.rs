@@ -1,0 +1,1048 @@
+//! `riptide_handler_t`, `riptide_htable_t`, `riptide_hsession_t`: MariaDB handler semantics
+//! (crate `riptide-handler`) for the plugin: data dictionary, tables with secondary indexes,
+//! sessions (one transaction per connection, statement savepoints) and row operations with
+//! unique checks, auto-increment and hidden row ids, estimates.
+
+use std::ffi::{CStr, c_char};
+use std::sync::Arc;
+use std::time::Duration;
+
+use riptide::Error;
+use riptide_handler::{
+    HandlerEngine, HandlerError, IndexKind, IndexSpec, Isolation, RowLock, SecondaryKey, Session,
+    SessionOptions, Table,
+};
+
+use crate::db::riptide_db_t;
+use crate::ffi_util::{
+    CResult, Out, arg_mut, arg_ref, bytes, destroy_handle, guard_status, into_handle, opt_bytes,
+    query,
+};
+use crate::kv::ValueOut;
+use crate::status::riptide_status_t;
+use crate::txn_iter::riptide_txn_iter_t;
+
+/// Index kind `riptide_index_spec_t.kind`: the primary key (index 0).
+pub const RIPTIDE_INDEX_PRIMARY: i32 = 1;
+/// Index kind: the hidden 8-byte row id of a table without a primary key (index 0).
+pub const RIPTIDE_INDEX_HIDDEN_PK: i32 = 2;
+/// Index kind: a secondary index (indexes 1 and up).
+pub const RIPTIDE_INDEX_SECONDARY: i32 = 3;
+
+/// Row lock mode of `riptide_hsession_get_row`: a plain read.
+pub const RIPTIDE_ROW_LOCK_NONE: i32 = 0;
+/// Row lock mode: shared (`LOCK IN SHARE MODE`).
+pub const RIPTIDE_ROW_LOCK_SHARED: i32 = 1;
+/// Row lock mode: exclusive (`FOR UPDATE`, reads of writing statements).
+pub const RIPTIDE_ROW_LOCK_EXCLUSIVE: i32 = 2;
+
+/// Session isolation (`riptide_hsession_begin`): READ UNCOMMITTED (runs as read committed).
+pub const RIPTIDE_HISO_READ_UNCOMMITTED: i32 = 0;
+/// Session isolation: READ COMMITTED.
+pub const RIPTIDE_HISO_READ_COMMITTED: i32 = 1;
+/// Session isolation: REPEATABLE READ.
+pub const RIPTIDE_HISO_REPEATABLE_READ: i32 = 2;
+/// Session isolation: SERIALIZABLE (runs as repeatable read).
+pub const RIPTIDE_HISO_SERIALIZABLE: i32 = 3;
+
+/// The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
+/// `riptide_handler_destroy`. Thread-safe.
+pub struct riptide_handler_t {
+    engine: HandlerEngine,
+}
+
+/// An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
+/// `riptide_htable_release`. Thread-safe.
+pub struct riptide_htable_t {
+    table: Arc<Table>,
+}
+
+/// A session (opaque): one transaction with statement savepoints. Made by
+/// `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
+/// One thread at a time; destroy its iterators first.
+pub struct riptide_hsession_t {
+    session: Session,
+}
+
+/// One index of a table being created.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct riptide_index_spec_t {
+    /// `RIPTIDE_INDEX_PRIMARY`, `RIPTIDE_INDEX_HIDDEN_PK` or `RIPTIDE_INDEX_SECONDARY`.
+    pub kind: i32,
+    /// Duplicates refused (secondary indexes; the primary key always is).
+    pub unique: bool,
+    /// Number of key parts.
+    pub key_parts: u16,
+    /// NUL-terminated name (for error messages); NULL for none.
+    pub name: *const c_char,
+}
+
+/// One secondary key of a row: the memcomparable bytes and whether a part is NULL (a key with
+/// a NULL part never conflicts in a unique index).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct riptide_hkey_t {
+    /// Key bytes (NULL only with `len` 0).
+    pub data: *const c_char,
+    /// Length of `data`.
+    pub len: usize,
+    /// Whether a key part is NULL.
+    pub has_null: bool,
+}
+
+/// Maps a handler error to a status and message (`RIPTIDE_DUPLICATE_KEY` for duplicates,
+/// with the index written to `dup`).
+fn handler_status(e: HandlerError, dup: Option<&Out<usize>>) -> (riptide_status_t, String) {
+    match e {
+        HandlerError::Duplicate { index, .. } => {
+            if let Some(d) = dup {
+                d.set(index);
+            }
+            (riptide_status_t::RIPTIDE_DUPLICATE_KEY, e.to_string())
+        }
+        HandlerError::Engine(e) => (riptide_status_t::from_kind(e.kind()), e.to_string()),
+    }
+}
+
+/// Runs a body returning handler results under the panic guard.
+///
+/// # Safety
+///
+/// `errmsg` is NULL or writable.
+unsafe fn hguard(
+    errmsg: *mut *mut c_char,
+    body: impl FnOnce() -> Result<(), HandlerError>,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { guard_status(errmsg, || body().map_err(|e| handler_status(e, None))) }
+}
+
+/// The secondary keys `(keys, n)`.
+///
+/// # Safety
+///
+/// `keys` is NULL (with `n` 0) or points to `n` readable `riptide_hkey_t` whose byte strings
+/// are readable and unchanged during `'a`.
+unsafe fn sec_keys<'a>(keys: *const riptide_hkey_t, n: usize) -> CResult<Vec<SecondaryKey<'a>>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if keys.is_null() {
+        return Err(Error::invalid_argument(format!(
+            "parameter `keys` is NULL but its count is {n}"
+        )));
+    }
+    // SAFETY: per this function's contract, `keys` points to `n` readable entries.
+    let slice = unsafe { std::slice::from_raw_parts(keys, n) };
+    slice
+        .iter()
+        .map(|k| {
+            // SAFETY: forwarded contract.
+            let key = unsafe { bytes(k.data, k.len, "keys[].data") }?;
+            Ok(SecondaryKey {
+                key,
+                has_null: k.has_null,
+            })
+        })
+        .collect()
+}
+
+/// Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)
+/// and stores it in `*handler`. The handler shares the database: free it before closing
+/// the database, or the database closes only when the handler is freed.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `handler` and `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_open(
+    db: *mut riptide_db_t,
+    handler: *mut *mut riptide_handler_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard_status(errmsg, || {
+            // SAFETY: forwarded contract.
+            let run = || -> Result<(), HandlerError> {
+                // SAFETY: forwarded contract.
+                let out = Out::new(handler, "handler")?;
+                out.set(std::ptr::null_mut());
+                // SAFETY: forwarded contract.
+                let shared = arg_ref(db, "db")?.shared()?;
+                let engine = HandlerEngine::open(shared)?;
+                out.set(into_handle(riptide_handler_t { engine }));
+                Ok(())
+            };
+            run().map_err(|e| handler_status(e, None))
+        })
+    }
+}
+
+/// Persists the exact auto-increment and row id counters of every open table (a clean
+/// shutdown; after a crash the reserved ranges are skipped instead).
+///
+/// # Safety
+///
+/// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_close(
+    handler: *mut riptide_handler_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            arg_ref(handler, "handler")?.engine.close()
+        })
+    }
+}
+
+/// Frees a handler (its tables and sessions stay usable until freed). NULL is a no-op.
+///
+/// # Safety
+///
+/// `handler` is NULL or a live handler not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_destroy(handler: *mut riptide_handler_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(handler) }
+}
+
+/// Creates table `name` with `n` indexes (`specs[0]` primary or hidden pk, the rest
+/// secondary) and the first auto-increment value `autoinc_start` (0: 1). New index ids are
+/// never reused; a leftover entry of the same name is dropped with its data.
+///
+/// # Safety
+///
+/// `handler` is NULL or live; `(name, name_len)` readable; `specs` NULL (with `n` 0) or `n`
+/// readable specs whose names are NULL or NUL-terminated; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_create_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    specs: *const riptide_index_spec_t,
+    n: usize,
+    autoinc_start: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            if n > 0 && specs.is_null() {
+                return Err(Error::invalid_argument("parameter `specs` is NULL").into());
+            }
+            let raw = if n == 0 {
+                &[][..]
+            } else {
+                // SAFETY: per the contract, `specs` points to `n` readable specs.
+                std::slice::from_raw_parts(specs, n)
+            };
+            let mut list = Vec::with_capacity(n);
+            for (i, s) in raw.iter().enumerate() {
+                let kind = match s.kind {
+                    RIPTIDE_INDEX_PRIMARY => IndexKind::Primary,
+                    RIPTIDE_INDEX_HIDDEN_PK => IndexKind::HiddenPk,
+                    RIPTIDE_INDEX_SECONDARY => IndexKind::Secondary,
+                    other => {
+                        return Err(Error::invalid_argument(format!(
+                            "specs[{i}].kind {other} is not an index kind"
+                        ))
+                        .into());
+                    }
+                };
+                let iname = if s.name.is_null() {
+                    String::new()
+                } else {
+                    // SAFETY: per the contract, a non-NULL name is NUL-terminated.
+                    CStr::from_ptr(s.name).to_string_lossy().into_owned()
+                };
+                list.push(IndexSpec {
+                    kind,
+                    unique: s.unique,
+                    key_parts: s.key_parts,
+                    name: iname,
+                });
+            }
+            h.engine.create_table(name, &list, autoinc_start)?;
+            Ok(())
+        })
+    }
+}
+
+/// Drops table `name` (one range delete per index and the dictionary entry, in one batch).
+/// `*existed` tells whether it was in the dictionary (may be NULL).
+///
+/// # Safety
+///
+/// `handler` NULL or live; `(name, name_len)` readable; `existed` and `errmsg` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_drop_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    existed: *mut bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            let found = h.engine.drop_table(name)?;
+            if !existed.is_null() {
+                // SAFETY: per the contract, a non-NULL `existed` is writable.
+                existed.write(found);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Renames table `from` to `to`: `RIPTIDE_NOT_FOUND` if `from` does not exist,
+/// `RIPTIDE_BUSY` if `to` does.
+///
+/// # Safety
+///
+/// `handler` NULL or live; both names readable; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_rename_table(
+    handler: *mut riptide_handler_t,
+    from: *const c_char,
+    from_len: usize,
+    to: *const c_char,
+    to_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let from = bytes(from, from_len, "from")?;
+            // SAFETY: forwarded contract.
+            let to = bytes(to, to_len, "to")?;
+            h.engine.rename_table(from, to)
+        })
+    }
+}
+
+/// Empties table `name` (new index ids, old keys range-deleted, auto-increment back to 1).
+/// `RIPTIDE_NOT_FOUND` if it does not exist.
+///
+/// # Safety
+///
+/// As `riptide_handler_drop_table`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_truncate_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            h.engine.truncate_table(name)?;
+            Ok(())
+        })
+    }
+}
+
+/// Opens table `name` into `*table`; `RIPTIDE_NOT_FOUND` if the dictionary has no such table.
+///
+/// # Safety
+///
+/// `handler` NULL or live; name readable; `table` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_open_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    table: *mut *mut riptide_htable_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(table, "table")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            match h.engine.open_table(name)? {
+                Some(t) => {
+                    out.set(into_handle(riptide_htable_t { table: t }));
+                    Ok(())
+                }
+                None => Err(Error::not_found(format!(
+                    "table {} is not in the data dictionary",
+                    String::from_utf8_lossy(name)
+                ))
+                .into()),
+            }
+        })
+    }
+}
+
+/// Releases a table handle. NULL is a no-op.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_release(table: *mut riptide_htable_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(table) }
+}
+
+/// Number of indexes of the table (the primary or hidden key included); 0 for NULL.
+///
+/// # Safety
+///
+/// `table` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_index_count(table: *const riptide_htable_t) -> usize {
+    // SAFETY: forwarded contract.
+    unsafe { query(table, 0, |t| t.table.index_count()) }
+}
+
+/// Copies into `buf` (capacity `buf_len`) the bytes every key of index `index` starts with,
+/// as iterators from `riptide_hsession_iter_create` return them (callers build seek targets
+/// as these bytes + their key bytes), and their length into `*len`. `RIPTIDE_INVALID_ARGUMENT`
+/// if `index` is out of range or `buf` too small.
+///
+/// # Safety
+///
+/// `table` NULL or live; `buf` NULL or writable for `buf_len` bytes; `len` and `errmsg` NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_index_prefix(
+    table: *const riptide_htable_t,
+    index: usize,
+    buf: *mut c_char,
+    buf_len: usize,
+    len: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(len, "len")?;
+            out.set(0);
+            // SAFETY: forwarded contract.
+            let t = arg_ref(table, "table")?;
+            let prefix = t.table.index_prefix(index)?;
+            if buf.is_null() || buf_len < prefix.len() {
+                return Err(Error::invalid_argument(format!(
+                    "parameter `buf` holds {buf_len} bytes, the prefix needs {}",
+                    prefix.len()
+                ))
+                .into());
+            }
+            // SAFETY: `buf` is non-NULL and, per the contract, writable for `buf_len` bytes,
+            // which is at least the prefix's length.
+            std::ptr::copy_nonoverlapping(prefix.as_ptr(), buf.cast::<u8>(), prefix.len());
+            out.set(prefix.len());
+            Ok(())
+        })
+    }
+}
+
+/// The table's row count estimate; 0 for NULL.
+///
+/// # Safety
+///
+/// `table` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_row_estimate(table: *const riptide_htable_t) -> u64 {
+    // SAFETY: forwarded contract.
+    unsafe { query(table, 0, |t| t.table.row_estimate()) }
+}
+
+/// The next auto-increment value (for `SHOW CREATE TABLE`); 0 for NULL.
+///
+/// # Safety
+///
+/// `table` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_autoinc_next(table: *const riptide_htable_t) -> u64 {
+    // SAFETY: forwarded contract.
+    unsafe { query(table, 0, |t| t.table.autoinc_next()) }
+}
+
+/// Reserves `count` auto-increment values spaced by `increment`, the first congruent to
+/// `offset`, and stores the first in `*first`. Never hands out a value twice, also across
+/// crashes.
+///
+/// # Safety
+///
+/// `table` NULL or live; `first` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_reserve_autoinc(
+    table: *const riptide_htable_t,
+    count: u64,
+    offset: u64,
+    increment: u64,
+    first: *mut u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(first, "first")?;
+            // SAFETY: forwarded contract.
+            let t = arg_ref(table, "table")?;
+            out.set(t.table.reserve_autoinc(count, offset, increment)?);
+            Ok(())
+        })
+    }
+}
+
+/// Records an explicit value stored in the auto-increment column: later reservations
+/// start above it.
+///
+/// # Safety
+///
+/// `table` NULL or live; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_observe_autoinc(
+    table: *const riptide_htable_t,
+    value: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            arg_ref(table, "table")?.table.observe_autoinc(value)
+        })
+    }
+}
+
+/// A new hidden row id (tables without a primary key) in `*id`; the pk is its 8 bytes
+/// big-endian. Never handed out twice, also across crashes.
+///
+/// # Safety
+///
+/// `table` NULL or live; `id` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_next_row_id(
+    table: *const riptide_htable_t,
+    id: *mut u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(id, "id")?;
+            // SAFETY: forwarded contract.
+            out.set(arg_ref(table, "table")?.table.next_hidden_row_id()?);
+            Ok(())
+        })
+    }
+}
+
+/// Counts keys of index `index` in `[lower, upper)` (relative to the index: no id prefix;
+/// NULL `upper`: to the end of the index) in the newest committed state, up to `limit` (at
+/// the limit: the larger of `limit` and a quarter of the row estimate), into `*count`.
+///
+/// # Safety
+///
+/// `table` NULL or live; bounds NULL (length 0) or readable; `count` and `errmsg` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_estimate_range(
+    table: *const riptide_htable_t,
+    index: usize,
+    lower: *const c_char,
+    lower_len: usize,
+    upper: *const c_char,
+    upper_len: usize,
+    limit: u64,
+    count: *mut u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(count, "count")?;
+            out.set(0);
+            // SAFETY: forwarded contract.
+            let t = arg_ref(table, "table")?;
+            // SAFETY: forwarded contract.
+            let lower = bytes(lower, lower_len, "lower")?;
+            // SAFETY: forwarded contract.
+            let upper = opt_bytes(upper, upper_len, "upper")?;
+            out.set(t.table.estimate_range(index, lower, upper, limit)?);
+            Ok(())
+        })
+    }
+}
+
+/// Splits a secondary index entry key (as a `riptide_hsession_iter_create` iterator returns
+/// it) into its primary key: `*pk_offset` and `*pk_len` locate the pk inside `key`. Returns
+/// false (and sets both to 0) if the key is not a well-formed entry.
+///
+/// # Safety
+///
+/// `(key, key_len)` readable; `pk_offset` and `pk_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_entry_pk(
+    key: *const c_char,
+    key_len: usize,
+    pk_offset: *mut usize,
+    pk_len: *mut usize,
+) -> bool {
+    crate::ffi_util::guard_value(false, || {
+        // SAFETY: forwarded contract.
+        let (Ok(off), Ok(len)) = (unsafe { Out::new(pk_offset, "pk_offset") }, unsafe {
+            // SAFETY: forwarded contract.
+            Out::new(pk_len, "pk_len")
+        }) else {
+            return false;
+        };
+        off.set(0);
+        len.set(0);
+        // SAFETY: forwarded contract.
+        let Ok(k) = (unsafe { bytes(key, key_len, "key") }) else {
+            return false;
+        };
+        match riptide_handler::decode_secondary_entry(k) {
+            Some((_, pk)) => {
+                off.set(k.len() - 2 - pk.len());
+                len.set(pk.len());
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// Begins a session (one pessimistic transaction) with `isolation` (`RIPTIDE_HISO_*`) and
+/// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s).
+///
+/// # Safety
+///
+/// `handler` NULL or live; `session` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_begin(
+    handler: *mut riptide_handler_t,
+    isolation: i32,
+    lock_timeout_ms: u64,
+    session: *mut *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(session, "session")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            let isolation = match isolation {
+                RIPTIDE_HISO_READ_UNCOMMITTED => Isolation::ReadUncommitted,
+                RIPTIDE_HISO_READ_COMMITTED => Isolation::ReadCommitted,
+                RIPTIDE_HISO_REPEATABLE_READ => Isolation::RepeatableRead,
+                RIPTIDE_HISO_SERIALIZABLE => Isolation::Serializable,
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "isolation {other} is not a RIPTIDE_HISO_* value"
+                    ))
+                    .into());
+                }
+            };
+            let mut opts = SessionOptions {
+                isolation,
+                ..SessionOptions::default()
+            };
+            if lock_timeout_ms > 0 {
+                opts.lock_timeout = Duration::from_millis(lock_timeout_ms);
+            }
+            let s = h.engine.begin_session(opts)?;
+            out.set(into_handle(riptide_hsession_t { session: s }));
+            Ok(())
+        })
+    }
+}
+
+/// Frees a session, rolling back an unfinished transaction. NULL is a no-op.
+///
+/// # Safety
+///
+/// `session` is NULL or live and not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_destroy(session: *mut riptide_hsession_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(session) }
+}
+
+/// Runs `f` on the session.
+///
+/// # Safety
+///
+/// `session` NULL or live and used by this thread alone; `errmsg` NULL or writable.
+unsafe fn with_session(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+    f: impl FnOnce(&mut Session) -> Result<(), HandlerError>,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            f(&mut arg_mut(session, "session")?.session)
+        })
+    }
+}
+
+/// Commits the session's transaction (all tables and indexes in one atomic batch). The
+/// session is finished afterwards, success or not: destroy it.
+///
+/// # Safety
+///
+/// `session` NULL or live; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_commit(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::commit) }
+}
+
+/// Rolls back the session's transaction (already rolled back after a conflict: OK).
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_rollback(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::rollback) }
+}
+
+/// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_set_savepoint(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::set_savepoint) }
+}
+
+/// Undoes everything since the newest savepoint and removes it (`RIPTIDE_NOT_FOUND` if
+/// none). Row locks taken after it are released.
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_rollback_to_savepoint(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::rollback_to_savepoint) }
+}
+
+/// Forgets the newest savepoint, keeping its writes (`RIPTIDE_NOT_FOUND` if none).
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_release_savepoint(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::release_savepoint) }
+}
+
+/// Begins a statement (pushes its savepoint).
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_begin_statement(
+    session: *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, Session::begin_statement) }
+}
+
+/// Ends the open statement: keeps (`success`) or undoes its writes. No-op without one.
+///
+/// # Safety
+///
+/// As `riptide_hsession_commit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_end_statement(
+    session: *mut riptide_hsession_t,
+    success: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, |s| s.end_statement(success)) }
+}
+
+/// Number of open savepoints; 0 for NULL.
+///
+/// # Safety
+///
+/// `session` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_savepoint_depth(
+    session: *const riptide_hsession_t,
+) -> usize {
+    // SAFETY: forwarded contract.
+    unsafe { query(session, 0, |s| s.session.savepoint_depth()) }
+}
+
+/// Inserts a row: primary key `pk` (for a hidden-pk table: `riptide_htable_next_row_id`'s
+/// id, 8 bytes big-endian), one key per secondary index in order, and the row bytes.
+/// `RIPTIDE_DUPLICATE_KEY` with `*dup_index` (0: the primary key) when the primary key or
+/// a unique key without NULL parts exists.
+///
+/// # Safety
+///
+/// `session` NULL or live; `table` NULL or live; every byte string readable; `keys` NULL
+/// (with `nkeys` 0) or `nkeys` readable keys; `dup_index` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_insert(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    pk: *const c_char,
+    pk_len: usize,
+    keys: *const riptide_hkey_t,
+    nkeys: usize,
+    row: *const c_char,
+    row_len: usize,
+    dup_index: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard_status(errmsg, || {
+            let dup = (!dup_index.is_null()).then(|| {
+                // SAFETY: non-NULL and, per the contract, writable.
+                Out::new(dup_index, "dup_index")
+            });
+            let dup = match dup {
+                Some(Ok(d)) => Some(d),
+                _ => None,
+            };
+            let run = || -> Result<(), HandlerError> {
+                // SAFETY: forwarded contract.
+                let s = &mut arg_mut(session, "session")?.session;
+                // SAFETY: forwarded contract.
+                let t = &arg_ref(table, "table")?.table;
+                // SAFETY: forwarded contract.
+                let pk = bytes(pk, pk_len, "pk")?;
+                // SAFETY: forwarded contract.
+                let keys = sec_keys(keys, nkeys)?;
+                // SAFETY: forwarded contract.
+                let row = bytes(row, row_len, "row")?;
+                s.insert(t, pk, &keys, row)
+            };
+            run().map_err(|e| handler_status(e, dup.as_ref()))
+        })
+    }
+}
+
+/// Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`); both key
+/// arrays have `nkeys` entries. Unchanged secondary entries are not rewritten. Duplicates
+/// as `riptide_hsession_insert`.
+///
+/// # Safety
+///
+/// As `riptide_hsession_insert`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_update(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    old_pk: *const c_char,
+    old_pk_len: usize,
+    old_keys: *const riptide_hkey_t,
+    new_pk: *const c_char,
+    new_pk_len: usize,
+    new_keys: *const riptide_hkey_t,
+    nkeys: usize,
+    row: *const c_char,
+    row_len: usize,
+    dup_index: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard_status(errmsg, || {
+            let dup = (!dup_index.is_null()).then(|| {
+                // SAFETY: non-NULL and, per the contract, writable.
+                Out::new(dup_index, "dup_index")
+            });
+            let dup = match dup {
+                Some(Ok(d)) => Some(d),
+                _ => None,
+            };
+            let run = || -> Result<(), HandlerError> {
+                // SAFETY: forwarded contract.
+                let s = &mut arg_mut(session, "session")?.session;
+                // SAFETY: forwarded contract.
+                let t = &arg_ref(table, "table")?.table;
+                // SAFETY: forwarded contract.
+                let old_pk = bytes(old_pk, old_pk_len, "old_pk")?;
+                // SAFETY: forwarded contract.
+                let new_pk = bytes(new_pk, new_pk_len, "new_pk")?;
+                // SAFETY: forwarded contract.
+                let old_keys = sec_keys(old_keys, nkeys)?;
+                // SAFETY: forwarded contract.
+                let new_keys = sec_keys(new_keys, nkeys)?;
+                // SAFETY: forwarded contract.
+                let row = bytes(row, row_len, "row")?;
+                s.update(t, old_pk, &old_keys, new_pk, &new_keys, row)
+            };
+            run().map_err(|e| handler_status(e, dup.as_ref()))
+        })
+    }
+}
+
+/// Deletes the row `pk` whose secondary keys are `keys` (`nkeys`, one per secondary index).
+///
+/// # Safety
+///
+/// As `riptide_hsession_insert`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_delete(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    pk: *const c_char,
+    pk_len: usize,
+    keys: *const riptide_hkey_t,
+    nkeys: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            // SAFETY: forwarded contract.
+            let pk = bytes(pk, pk_len, "pk")?;
+            // SAFETY: forwarded contract.
+            let keys = sec_keys(keys, nkeys)?;
+            s.delete(t, pk, &keys)
+        })
+    }
+}
+
+/// Reads the row with primary key `pk` as the session sees it, locking it per `lock`
+/// (`RIPTIDE_ROW_LOCK_*`). Results as `riptide_txn_get` (free the value with
+/// `riptide_free_value`).
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `pk` readable; `value`, `value_len`, `found`,
+/// `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_get_row(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    pk: *const c_char,
+    pk_len: usize,
+    lock: i32,
+    value: *mut *mut c_char,
+    value_len: *mut usize,
+    found: *mut bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let out = ValueOut::new(value, value_len, found)?;
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            // SAFETY: forwarded contract.
+            let pk = bytes(pk, pk_len, "pk")?;
+            let lock = match lock {
+                RIPTIDE_ROW_LOCK_NONE => RowLock::None,
+                RIPTIDE_ROW_LOCK_SHARED => RowLock::Shared,
+                RIPTIDE_ROW_LOCK_EXCLUSIVE => RowLock::Exclusive,
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "lock {other} is not a RIPTIDE_ROW_LOCK_* value"
+                    ))
+                    .into());
+                }
+            };
+            out.deliver(s.get_row(t, pk, lock)?)?;
+            Ok(())
+        })
+    }
+}
+
+/// Creates a transaction iterator over index `index` of `table` as the session sees it
+/// (keys start with the 4-byte index id; primary entries hold the row; secondary entries
+/// are empty, locate their pk with `riptide_handler_entry_pk`). Use the `riptide_txn_iter_*`
+/// functions on it; destroy it before the session.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_iter_create(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let s = &arg_ref(session, "session")?.session;
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            let it = s.iter(t, index)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! The handler ABI (`riptide_handler_*`, `riptide_htable_*`, `riptide_hsession_*`): create a
+//! table with a unique secondary index, insert, read by secondary index, duplicate keys with
+//! the index number, statement rollback, drop.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::ffi::c_char;
+use std::ptr::{null, null_mut};
+
+use common::{TestDb, check};
+use riptide_capi::*;
+
+fn key(b: &[u8]) -> riptide_hkey_t {
+    riptide_hkey_t {
+        data: b.as_ptr().cast(),
+        len: b.len(),
+        has_null: false,
+    }
+}
+
+#[test]
+fn a_table_with_a_unique_index_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let specs = [
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_PRIMARY,
+                unique: true,
+                key_parts: 1,
+                name: c"PRIMARY".as_ptr(),
+            },
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_SECONDARY,
+                unique: true,
+                key_parts: 1,
+                name: c"u".as_ptr(),
+            },
+        ];
+        let name = b"./db/t";
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                2,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        assert_eq!(riptide_htable_index_count(tab), 2);
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
+            err,
+        );
+        check(riptide_hsession_begin_statement(s, &mut err), err);
+        let mut dup = usize::MAX;
+        let k1 = [key(b"a")];
+        check(
+            riptide_hsession_insert(
+                s,
+                tab,
+                c"1".as_ptr(),
+                1,
+                k1.as_ptr(),
+                1,
+                c"row".as_ptr(),
+                3,
+                &mut dup,
+                &mut err,
+            ),
+            err,
+        );
+        let st = riptide_hsession_insert(
+            s,
+            tab,
+            c"2".as_ptr(),
+            1,
+            k1.as_ptr(),
+            1,
+            null(),
+            0,
+            &mut dup,
+            &mut err,
+        );
+        assert_eq!(st, riptide_status_t::RIPTIDE_DUPLICATE_KEY);
+        assert_eq!(dup, 1);
+        riptide_free(err.cast());
+        err = null_mut();
+        check(riptide_hsession_end_statement(s, false, &mut err), err);
+        // The statement is undone: insert again and commit.
+        check(
+            riptide_hsession_insert(
+                s,
+                tab,
+                c"1".as_ptr(),
+                1,
+                k1.as_ptr(),
+                1,
+                c"row".as_ptr(),
+                3,
+                &mut dup,
+                &mut err,
+            ),
+            err,
+        );
+        // Read back through the secondary index.
+        let mut it = null_mut();
+        check(
+            riptide_hsession_iter_create(s, tab, 1, &mut it, &mut err),
+            err,
+        );
+        check(riptide_txn_iter_seek_to_first(it, &mut err), err);
+        assert!(riptide_txn_iter_valid(it));
+        let mut klen = 0;
+        let k = riptide_txn_iter_key(it, &mut klen);
+        let (mut off, mut len) = (0, 0);
+        assert!(riptide_handler_entry_pk(k, klen, &mut off, &mut len));
+        assert_eq!(
+            std::slice::from_raw_parts(k.add(off).cast::<u8>(), len),
+            b"1"
+        );
+        riptide_txn_iter_destroy(it);
+        let (mut v, mut vlen, mut found) = (null_mut(), 0, false);
+        check(
+            riptide_hsession_get_row(
+                s,
+                tab,
+                c"1".as_ptr(),
+                1,
+                RIPTIDE_ROW_LOCK_EXCLUSIVE,
+                &mut v,
+                &mut vlen,
+                &mut found,
+                &mut err,
+            ),
+            err,
+        );
+        assert!(found);
+        assert_eq!(std::slice::from_raw_parts(v.cast::<u8>(), vlen), b"row");
+        riptide_free_value(v, vlen);
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+        assert_eq!(riptide_htable_row_estimate(tab), 1);
+        let mut first = 0;
+        check(
+            riptide_htable_reserve_autoinc(tab, 3, 1, 1, &mut first, &mut err),
+            err,
+        );
+        assert_eq!(first, 1);
+        assert_eq!(riptide_htable_autoinc_next(tab), 4);
+        let mut n = 0;
+        check(
+            riptide_htable_estimate_range(tab, 1, null(), 0, null(), 0, 100, &mut n, &mut err),
+            err,
+        );
+        assert_eq!(n, 1);
+        riptide_htable_release(tab);
+        let mut existed = false;
+        check(
+            riptide_handler_drop_table(h, name.as_ptr().cast(), name.len(), &mut existed, &mut err),
+            err,
+        );
+        assert!(existed);
+        let st =
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_NOT_FOUND);
+        riptide_free(err.cast());
+        err = null_mut();
+        check(riptide_handler_close(h, &mut err), err);
+        riptide_handler_destroy(h);
+    }
+}

@@ -1,0 +1,351 @@
+//! The handler engine: the data dictionary (CREATE, DROP, RENAME, TRUNCATE, open) and the
+//! factory of sessions.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use riptide::{Db, Error, ReadOptions, WriteBatch};
+
+use crate::error::Result;
+use crate::format::{
+    self, DD_CF_NAME, FIRST_ID, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, StoredCounters,
+    TableDef, VERSION_KEY, be32, counters_key, prefix_successor, table_key,
+};
+use crate::session::{Session, SessionOptions};
+use crate::table::{Store, Table, load_counters};
+
+/// MariaDB handler semantics over one Riptide database: see the crate documentation.
+/// Thread-safe; share it by reference or `Arc`.
+pub struct HandlerEngine {
+    store: Arc<Store>,
+    /// Serialises DDL (id allocation and dictionary entries).
+    ddl: Mutex<()>,
+    /// Open tables by name.
+    tables: Mutex<HashMap<Vec<u8>, Arc<Table>>>,
+}
+
+impl std::fmt::Debug for HandlerEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerEngine").finish_non_exhaustive()
+    }
+}
+
+fn name_str(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+impl HandlerEngine {
+    /// Opens the handler layer on `db`: creates the dictionary column family
+    /// (`__riptide_dd`) and its version record on first use, checks the version otherwise,
+    /// and loads the taint records. Data lives in the default column family.
+    pub fn open(db: Arc<Db>) -> Result<HandlerEngine> {
+        let dd = match db.cf(DD_CF_NAME) {
+            Some(cf) => cf,
+            None => db.create_cf(DD_CF_NAME)?,
+        };
+        match db.get_cf(&dd, VERSION_KEY)? {
+            Some(v) => format::check_version(&v)?,
+            None => db.put_cf(&dd, VERSION_KEY, &format::version_value())?,
+        }
+        let mut taints = HashSet::new();
+        let all = format::taint_all_prefix();
+        let mut opts = ReadOptions::default().lower_bound(all.clone());
+        if let Some(hi) = prefix_successor(&all) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut it = db.iter_cf(&dd, opts)?;
+        it.seek(&all)?;
+        while it.valid() {
+            if let Some(e) = format::taint_entry(it.key()) {
+                taints.insert(e.to_vec());
+            }
+            it.next()?;
+        }
+        drop(it);
+        let data = db.default_cf();
+        Ok(HandlerEngine {
+            store: Arc::new(Store {
+                db,
+                dd,
+                data,
+                taints: Mutex::new(taints),
+            }),
+            ddl: Mutex::new(()),
+            tables: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The database underneath.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.store.db
+    }
+
+    /// Creates table `name` with `indexes` (index 0: [`IndexKind::Primary`] or
+    /// [`IndexKind::HiddenPk`]; the others [`IndexKind::Secondary`]) and auto-increment
+    /// start `autoinc_start` (0 or 1: start at 1). Allocates fresh index ids (never reused,
+    /// so a table created again under an old name never sees old rows) and writes the
+    /// dictionary in one batch. A leftover entry under `name` (a crash between this write and
+    /// the server's own metadata) is dropped in the same batch.
+    pub fn create_table(
+        &self,
+        name: &[u8],
+        indexes: &[IndexSpec],
+        autoinc_start: u64,
+    ) -> Result<Arc<Table>> {
+        check_specs(name, indexes)?;
+        let _ddl = self.ddl.lock();
+        let mut batch = WriteBatch::new();
+        if let Some(old) = self.read_def(name)? {
+            self.drop_into(&mut batch, &old);
+        }
+        let table = self.create_into(&mut batch, name, indexes, autoinc_start)?;
+        self.store.db.write(batch)?;
+        let table = Arc::new(table);
+        self.replace_cached(name, Some(Arc::clone(&table)));
+        Ok(table)
+    }
+
+    /// Drops table `name`: one range delete per index prefix, the counters, taint records
+    /// and the dictionary entry, in one batch. Returns whether the table existed.
+    pub fn drop_table(&self, name: &[u8]) -> Result<bool> {
+        let _ddl = self.ddl.lock();
+        let Some(def) = self.read_def(name)? else {
+            self.replace_cached(name, None);
+            return Ok(false);
+        };
+        let mut batch = WriteBatch::new();
+        self.drop_into(&mut batch, &def);
+        batch.delete_cf(&self.store.dd, &table_key(name));
+        self.store.db.write(batch)?;
+        self.forget_taints(&def);
+        self.replace_cached(name, None);
+        Ok(true)
+    }
+
+    /// Renames table `from` to `to`. `NotFound` if `from` does not exist, `Busy` if `to`
+    /// does. Ids, rows and counters stay.
+    pub fn rename_table(&self, from: &[u8], to: &[u8]) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let Some(def) = self.read_def(from)? else {
+            return Err(
+                Error::not_found(format!("table {} does not exist", name_str(from))).into(),
+            );
+        };
+        if self.read_def(to)?.is_some() {
+            return Err(Error::busy(format!("table {} already exists", name_str(to))).into());
+        }
+        let mut batch = WriteBatch::new();
+        batch.put_cf(&self.store.dd, &table_key(to), &format::encode_table(&def)?);
+        batch.delete_cf(&self.store.dd, &table_key(from));
+        self.store.db.write(batch)?;
+        let mut tables = self.tables.lock();
+        if let Some(t) = tables.remove(from) {
+            tables.insert(to.to_vec(), t);
+        }
+        Ok(())
+    }
+
+    /// Empties table `name`: new index ids (the old keys go with one range delete each, in
+    /// the same batch), auto-increment back to 1, row estimate 0. `NotFound` if it does not
+    /// exist.
+    pub fn truncate_table(&self, name: &[u8]) -> Result<Arc<Table>> {
+        let _ddl = self.ddl.lock();
+        let Some(old) = self.read_def(name)? else {
+            return Err(
+                Error::not_found(format!("table {} does not exist", name_str(name))).into(),
+            );
+        };
+        let specs: Vec<IndexSpec> = old
+            .indexes
+            .iter()
+            .map(|ix| IndexSpec {
+                kind: ix.kind,
+                unique: ix.unique,
+                key_parts: ix.key_parts,
+                name: ix.name.clone(),
+            })
+            .collect();
+        let mut batch = WriteBatch::new();
+        self.drop_into(&mut batch, &old);
+        let table = self.create_into(&mut batch, name, &specs, 1)?;
+        self.store.db.write(batch)?;
+        self.forget_taints(&old);
+        let table = Arc::new(table);
+        self.replace_cached(name, Some(Arc::clone(&table)));
+        Ok(table)
+    }
+
+    /// Opens table `name` (shared with every other opener); `None` if the dictionary has no
+    /// such table.
+    pub fn open_table(&self, name: &[u8]) -> Result<Option<Arc<Table>>> {
+        if let Some(t) = self.tables.lock().get(name) {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let _ddl = self.ddl.lock();
+        if let Some(t) = self.tables.lock().get(name) {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let Some(def) = self.read_def(name)? else {
+            return Ok(None);
+        };
+        let counters = load_counters(&self.store, def.table_id)?;
+        let table = Arc::new(Table::new(Arc::clone(&self.store), def, counters)?);
+        self.tables.lock().insert(name.to_vec(), Arc::clone(&table));
+        Ok(Some(table))
+    }
+
+    /// The names of every table in the dictionary, in byte order.
+    pub fn table_names(&self) -> Result<Vec<Vec<u8>>> {
+        let prefix = table_key(b"");
+        let mut opts = ReadOptions::default().lower_bound(prefix.clone());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut it = self.store.db.iter_cf(&self.store.dd, opts)?;
+        it.seek(&prefix)?;
+        let mut names = Vec::new();
+        while it.valid() {
+            if let Some(n) = it.key().get(1..) {
+                names.push(n.to_vec());
+            }
+            it.next()?;
+        }
+        Ok(names)
+    }
+
+    /// Begins a session: one transaction with statement savepoints (see [`Session`]).
+    pub fn begin_session(&self, opts: SessionOptions) -> Result<Session> {
+        Session::begin(Arc::clone(&self.store), opts)
+    }
+
+    /// Persists the exact counters of every open table (so a clean restart continues
+    /// auto-increment and row ids without a gap). Call before closing the database.
+    pub fn close(&self) -> Result<()> {
+        let tables: Vec<Arc<Table>> = self.tables.lock().values().cloned().collect();
+        let mut first_error = None;
+        for t in tables {
+            if let Err(e) = t.persist_exact() {
+                log::error!("table id {}: persisting counters: {e}", t.id());
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn read_def(&self, name: &[u8]) -> Result<Option<TableDef>> {
+        match self.store.db.get_cf(&self.store.dd, &table_key(name))? {
+            Some(v) => Ok(Some(format::decode_table(&v, &name_str(name))?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Adds to `batch` the allocation of ids and the entries of a new table.
+    fn create_into(
+        &self,
+        batch: &mut WriteBatch,
+        name: &[u8],
+        specs: &[IndexSpec],
+        autoinc_start: u64,
+    ) -> Result<Table> {
+        let next = match self.store.db.get_cf(&self.store.dd, NEXT_ID_KEY)? {
+            Some(v) => format::decode_next_id(&v)?,
+            None => FIRST_ID,
+        };
+        let needed = u32::try_from(specs.len().saturating_add(1)).unwrap_or(u32::MAX);
+        let after = next
+            .checked_add(needed)
+            .ok_or_else(|| Error::invalid_argument("index ids are exhausted (2^32)"))?;
+        let table_id = next;
+        let indexes: Vec<IndexDef> = specs
+            .iter()
+            .zip(next.saturating_add(1)..)
+            .map(|(s, id)| IndexDef {
+                id,
+                kind: s.kind,
+                unique: s.unique || s.kind == IndexKind::Primary,
+                key_parts: s.key_parts,
+                name: s.name.clone(),
+            })
+            .collect();
+        let def = TableDef { table_id, indexes };
+        let stored = StoredCounters {
+            autoinc_ceiling: autoinc_start.max(1),
+            rowid_ceiling: 1,
+            rows: 0,
+        };
+        batch.put_cf(&self.store.dd, NEXT_ID_KEY, &format::encode_next_id(after));
+        batch.put_cf(
+            &self.store.dd,
+            &table_key(name),
+            &format::encode_table(&def)?,
+        );
+        batch.put_cf(
+            &self.store.dd,
+            &counters_key(table_id),
+            &format::encode_counters(&stored),
+        );
+        Table::new(Arc::clone(&self.store), def, stored)
+    }
+
+    /// Adds to `batch` the deletion of a table's keys, counters and taint records (not its
+    /// name entry).
+    fn drop_into(&self, batch: &mut WriteBatch, def: &TableDef) {
+        for ix in &def.indexes {
+            let lo = be32(ix.id);
+            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            batch.delete_range_cf(&self.store.data, &lo, &hi);
+            let tlo = format::taint_prefix(ix.id);
+            if let Some(thi) = prefix_successor(&tlo) {
+                batch.delete_range_cf(&self.store.dd, &tlo, &thi);
+            }
+        }
+        batch.delete_cf(&self.store.dd, &counters_key(def.table_id));
+    }
+
+    fn forget_taints(&self, def: &TableDef) {
+        let mut taints = self.store.taints.lock();
+        if taints.is_empty() {
+            return;
+        }
+        let ids: HashSet<[u8; 4]> = def.indexes.iter().map(|ix| be32(ix.id)).collect();
+        taints.retain(|e| e.get(..4).is_none_or(|p| !ids.iter().any(|id| id == p)));
+    }
+
+    fn replace_cached(&self, name: &[u8], table: Option<Arc<Table>>) {
+        let mut tables = self.tables.lock();
+        if let Some(old) = tables.remove(name) {
+            old.mark_dropped();
+        }
+        if let Some(t) = table {
+            tables.insert(name.to_vec(), t);
+        }
+    }
+}
+
+fn check_specs(name: &[u8], specs: &[IndexSpec]) -> Result<()> {
+    let bad = |why: String| -> crate::error::HandlerError {
+        Error::invalid_argument(format!("create table {}: {why}", name_str(name))).into()
+    };
+    if name.is_empty() {
+        return Err(bad("empty name".into()));
+    }
+    let Some((first, rest)) = specs.split_first() else {
+        return Err(bad("no index (give a primary or hidden primary key)".into()));
+    };
+    if first.kind == IndexKind::Secondary {
+        return Err(bad(
+            "index #0 must be the primary or hidden primary key".into()
+        ));
+    }
+    if let Some(i) = rest.iter().position(|s| s.kind != IndexKind::Secondary) {
+        return Err(bad(format!("index #{} must be secondary", i + 1)));
+    }
+    if specs.len() > usize::from(u16::MAX) {
+        return Err(bad("too many indexes".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! Byte layouts: dictionary keys and values, index key spaces, secondary index entries.
+//! Every layout is documented byte by byte in `FORMAT.md`; keep the two in step.
+
+use riptide::Error;
+
+/// Name of the column family that holds the data dictionary.
+pub const DD_CF_NAME: &str = "__riptide_dd";
+/// Version of the dictionary format (the value of the `V` key, and the first byte of every
+/// dictionary value).
+pub const FORMAT_VERSION: u8 = 1;
+/// Magic bytes after the version in the `V` key's value.
+pub(crate) const MAGIC: &[u8; 4] = b"RTDD";
+
+/// Key of the format record.
+pub(crate) const VERSION_KEY: &[u8] = b"V";
+/// Key of the next unused id (index ids and table ids share one sequence).
+pub(crate) const NEXT_ID_KEY: &[u8] = b"N";
+/// First id handed out (0 is never used).
+pub(crate) const FIRST_ID: u32 = 1;
+
+const TABLE_TAG: u8 = b'T';
+const COUNTERS_TAG: u8 = b'C';
+const LOCK_TAG: u8 = b'L';
+const TAINT_TAG: u8 = b'X';
+
+/// Largest primary key a secondary index entry can carry (its length is stored in 2 bytes).
+pub const MAX_PK_LEN: usize = u16::MAX as usize;
+
+/// What an index is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// The table's primary key (always unique): key = id + pk, value = row.
+    Primary,
+    /// The hidden 8-byte row id of a table without a primary key: key = id + row id, value =
+    /// row.
+    HiddenPk,
+    /// A secondary index: key = id + secondary key + pk + pk length (2 bytes BE), empty value.
+    Secondary,
+}
+
+impl IndexKind {
+    fn code(self) -> u8 {
+        match self {
+            IndexKind::Primary => 1,
+            IndexKind::HiddenPk => 2,
+            IndexKind::Secondary => 3,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<IndexKind> {
+        match c {
+            1 => Some(IndexKind::Primary),
+            2 => Some(IndexKind::HiddenPk),
+            3 => Some(IndexKind::Secondary),
+            _ => None,
+        }
+    }
+}
+
+/// An index as the caller describes it at CREATE (the id is allocated by the dictionary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexSpec {
+    /// Primary, hidden primary key or secondary.
+    pub kind: IndexKind,
+    /// Unique (ignored for the primary key, which always is; a hidden pk never conflicts).
+    pub unique: bool,
+    /// Number of key parts (informational: the handler treats keys as bytes).
+    pub key_parts: u16,
+    /// The index's name, for error messages.
+    pub name: String,
+}
+
+/// An index as the dictionary stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    /// The 4-byte id that prefixes every key of the index; never reused.
+    pub id: u32,
+    /// Primary, hidden primary key or secondary.
+    pub kind: IndexKind,
+    /// Whether duplicates are refused (always true for [`IndexKind::Primary`]).
+    pub unique: bool,
+    /// Number of key parts.
+    pub key_parts: u16,
+    /// The index's name.
+    pub name: String,
+}
+
+/// A table as the dictionary stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDef {
+    /// The table's id (from the same sequence as index ids; keys its counters).
+    pub table_id: u32,
+    /// Index 0 is the primary key or the hidden primary key; the rest are secondary, in the
+    /// caller's order.
+    pub indexes: Vec<IndexDef>,
+}
+
+/// 4 bytes big-endian.
+pub(crate) fn be32(v: u32) -> [u8; 4] {
+    v.to_be_bytes()
+}
+
+/// Reads a big-endian u32 at `at`.
+fn read_u32(b: &[u8], at: usize) -> Option<u32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes(s.try_into().ok()?))
+}
+
+/// Reads a big-endian u16 at `at`.
+fn read_u16(b: &[u8], at: usize) -> Option<u16> {
+    let s = b.get(at..at.checked_add(2)?)?;
+    Some(u16::from_be_bytes(s.try_into().ok()?))
+}
+
+/// Reads a big-endian u64 at `at`.
+fn read_u64(b: &[u8], at: usize) -> Option<u64> {
+    let s = b.get(at..at.checked_add(8)?)?;
+    Some(u64::from_be_bytes(s.try_into().ok()?))
+}
+
+fn tagged(tag: u8, rest: &[&[u8]]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + rest.iter().map(|r| r.len()).sum::<usize>());
+    k.push(tag);
+    for r in rest {
+        k.extend_from_slice(r);
+    }
+    k
+}
+
+/// `T` + table name: the table's definition.
+pub(crate) fn table_key(name: &[u8]) -> Vec<u8> {
+    tagged(TABLE_TAG, &[name])
+}
+
+/// `C` + table id: the table's counters.
+pub(crate) fn counters_key(table_id: u32) -> Vec<u8> {
+    tagged(COUNTERS_TAG, &[&be32(table_id)])
+}
+
+/// `L` + index id + secondary key: the lock-only key of a unique value (never written).
+pub(crate) fn lock_key(index_id: u32, key: &[u8]) -> Vec<u8> {
+    tagged(LOCK_TAG, &[&be32(index_id), key])
+}
+
+/// `X` + entry key: a secondary entry that must be deleted with a plain delete.
+pub(crate) fn taint_key(entry: &[u8]) -> Vec<u8> {
+    tagged(TAINT_TAG, &[entry])
+}
+
+/// The taint prefix of an index (`X` + index id).
+pub(crate) fn taint_prefix(index_id: u32) -> Vec<u8> {
+    tagged(TAINT_TAG, &[&be32(index_id)])
+}
+
+/// The taint prefix (`X`) alone.
+pub(crate) fn taint_all_prefix() -> Vec<u8> {
+    vec![TAINT_TAG]
+}
+
+/// The entry key inside a taint key.
+pub(crate) fn taint_entry(key: &[u8]) -> Option<&[u8]> {
+    match key.split_first() {
+        Some((&TAINT_TAG, rest)) => Some(rest),
+        _ => None,
+    }
+}
+
+/// The smallest key greater than every key that starts with `p`; `None` if there is none
+/// (`p` is empty or all 0xff).
+pub fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
+    let mut v = p.to_vec();
+    while let Some(last) = v.pop() {
+        if last != 0xff {
+            v.push(last.wrapping_add(1));
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Primary (or hidden pk) key: index id + pk.
+pub(crate) fn primary_key(index_id: u32, pk: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(4 + pk.len());
+    k.extend_from_slice(&be32(index_id));
+    k.extend_from_slice(pk);
+    k
+}
+
+/// Secondary entry key: index id + secondary key + pk + pk length (2 bytes BE).
+pub(crate) fn secondary_entry(index_id: u32, key: &[u8], pk: &[u8]) -> Result<Vec<u8>, Error> {
+    let pk_len = u16::try_from(pk.len()).map_err(|_| {
+        Error::invalid_argument(format!(
+            "primary key of {} bytes is longer than {MAX_PK_LEN}",
+            pk.len()
+        ))
+    })?;
+    let mut k = Vec::with_capacity(4 + key.len() + pk.len() + 2);
+    k.extend_from_slice(&be32(index_id));
+    k.extend_from_slice(key);
+    k.extend_from_slice(pk);
+    k.extend_from_slice(&pk_len.to_be_bytes());
+    Ok(k)
+}
+
+/// Splits a secondary entry key (index id included) into (secondary key, pk); `None` if it is
+/// too short for its stored pk length.
+pub fn decode_secondary_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = entry.len();
+    let pk_len = usize::from(read_u16(entry, n.checked_sub(2)?)?);
+    let pk_start = n.checked_sub(2)?.checked_sub(pk_len)?;
+    if pk_start < 4 {
+        return None;
+    }
+    Some((entry.get(4..pk_start)?, entry.get(pk_start..n - 2)?))
+}
+
+/// The value of the `V` key.
+pub(crate) fn version_value() -> Vec<u8> {
+    let mut v = vec![FORMAT_VERSION];
+    v.extend_from_slice(MAGIC);
+    v
+}
+
+/// Checks the value of the `V` key.
+pub(crate) fn check_version(v: &[u8]) -> Result<(), Error> {
+    match v.split_first() {
+        Some((&FORMAT_VERSION, rest)) if rest == MAGIC => Ok(()),
+        Some((ver, rest)) if rest == MAGIC => Err(Error::not_supported(format!(
+            "data dictionary format version {ver}; this build reads version {FORMAT_VERSION}"
+        ))),
+        _ => Err(Error::corruption(format!(
+            "data dictionary version record {v:02x?} is not a Riptide dictionary"
+        ))),
+    }
+}
+
+/// Encodes a u32 id value (the `N` key).
+pub(crate) fn encode_next_id(id: u32) -> [u8; 4] {
+    be32(id)
+}
+
+/// Decodes the `N` key's value.
+pub(crate) fn decode_next_id(v: &[u8]) -> Result<u32, Error> {
+    match (v.len(), read_u32(v, 0)) {
+        (4, Some(id)) if id >= FIRST_ID => Ok(id),
+        _ => Err(Error::corruption(format!(
+            "data dictionary next-id record {v:02x?} is malformed"
+        ))),
+    }
+}
+
+/// Encodes a table definition (the `T` key's value).
+pub(crate) fn encode_table(def: &TableDef) -> Result<Vec<u8>, Error> {
+    let n = u16::try_from(def.indexes.len())
+        .map_err(|_| Error::invalid_argument("more than 65535 indexes"))?;
+    let mut v = vec![FORMAT_VERSION];
+    v.extend_from_slice(&be32(def.table_id));
+    v.extend_from_slice(&n.to_be_bytes());
+    for ix in &def.indexes {
+        let name_len = u16::try_from(ix.name.len())
+            .map_err(|_| Error::invalid_argument("index name longer than 65535 bytes"))?;
+        v.extend_from_slice(&be32(ix.id));
+        v.push(ix.kind.code());
+        v.push(u8::from(ix.unique));
+        v.extend_from_slice(&ix.key_parts.to_be_bytes());
+        v.extend_from_slice(&name_len.to_be_bytes());
+        v.extend_from_slice(ix.name.as_bytes());
+    }
+    Ok(v)
+}
+
+/// Decodes a table definition; `what` names it in errors.
+pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
+    let bad = |why: &str| Error::corruption(format!("data dictionary entry of {what}: {why}"));
+    match v.first() {
+        Some(&FORMAT_VERSION) => {}
+        Some(other) => {
+            return Err(Error::not_supported(format!(
+                "data dictionary entry of {what} has format version {other}; this build \
+                 reads version {FORMAT_VERSION}"
+            )));
+        }
+        None => return Err(bad("empty")),
+    }
+    let table_id = read_u32(v, 1).ok_or_else(|| bad("truncated table id"))?;
+    let n = read_u16(v, 5).ok_or_else(|| bad("truncated index count"))?;
+    let mut at = 7usize;
+    let mut indexes = Vec::with_capacity(usize::from(n));
+    for i in 0..n {
+        let id = read_u32(v, at).ok_or_else(|| bad("truncated index id"))?;
+        let kind = v
+            .get(at + 4)
+            .and_then(|c| IndexKind::from_code(*c))
+            .ok_or_else(|| bad("bad index kind"))?;
+        let flags = *v.get(at + 5).ok_or_else(|| bad("truncated index flags"))?;
+        let key_parts = read_u16(v, at + 6).ok_or_else(|| bad("truncated key parts"))?;
+        let name_len = usize::from(read_u16(v, at + 8).ok_or_else(|| bad("truncated name"))?);
+        let name = v
+            .get(at + 10..at + 10 + name_len)
+            .ok_or_else(|| bad("truncated name"))?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        at += 10 + name_len;
+        let want_primary = i == 0;
+        if want_primary == (kind == IndexKind::Secondary) || id < FIRST_ID || flags > 1 {
+            return Err(bad(&format!("index #{i} is inconsistent")));
+        }
+        indexes.push(IndexDef {
+            id,
+            kind,
+            unique: flags == 1,
+            key_parts,
+            name,
+        });
+    }
+    if at != v.len() || indexes.is_empty() {
+        return Err(bad("wrong length"));
+    }
+    Ok(TableDef { table_id, indexes })
+}
+
+/// The persistent counters of a table (the `C` key's value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct StoredCounters {
+    /// Every auto-increment value below this may have been handed out.
+    pub autoinc_ceiling: u64,
+    /// Every hidden row id below this may have been handed out.
+    pub rowid_ceiling: u64,
+    /// The row count estimate.
+    pub rows: u64,
+}
+
+/// Encodes counters.
+pub(crate) fn encode_counters(c: &StoredCounters) -> Vec<u8> {
+    let mut v = vec![FORMAT_VERSION];
+    v.extend_from_slice(&c.autoinc_ceiling.to_be_bytes());
+    v.extend_from_slice(&c.rowid_ceiling.to_be_bytes());
+    v.extend_from_slice(&c.rows.to_be_bytes());
+    v
+}
+
+/// Decodes counters.
+pub(crate) fn decode_counters(v: &[u8], table_id: u32) -> Result<StoredCounters, Error> {
+    match (v.len(), v.first()) {
+        (25, Some(&FORMAT_VERSION)) => {}
+        _ => {
+            return Err(Error::corruption(format!(
+                "counters of table id {table_id}: {v:02x?} is malformed"
+            )));
+        }
+    }
+    let get = |at| read_u64(v, at).unwrap_or_default();
+    Ok(StoredCounters {
+        autoinc_ceiling: get(1),
+        rowid_ceiling: get(9),
+        rows: get(17),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn table_definitions_round_trip() {
+        let def = TableDef {
+            table_id: 7,
+            indexes: vec![
+                IndexDef {
+                    id: 8,
+                    kind: IndexKind::Primary,
+                    unique: true,
+                    key_parts: 2,
+                    name: "PRIMARY".into(),
+                },
+                IndexDef {
+                    id: 9,
+                    kind: IndexKind::Secondary,
+                    unique: false,
+                    key_parts: 1,
+                    name: "k".into(),
+                },
+            ],
+        };
+        let v = encode_table(&def).unwrap();
+        assert_eq!(decode_table(&v, "t").unwrap(), def);
+        assert!(decode_table(&v[..v.len() - 1], "t").is_err());
+        let mut newer = v.clone();
+        newer[0] = 2;
+        assert!(decode_table(&newer, "t").is_err());
+    }
+
+    #[test]
+    fn secondary_entries_give_back_key_and_pk() {
+        let e = secondary_entry(5, b"abc", b"pk1").unwrap();
+        assert_eq!(&e[..4], &[0, 0, 0, 5]);
+        assert_eq!(decode_secondary_entry(&e), Some((&b"abc"[..], &b"pk1"[..])));
+        let e = secondary_entry(5, b"", b"").unwrap();
+        assert_eq!(decode_secondary_entry(&e), Some((&b""[..], &b""[..])));
+        assert_eq!(decode_secondary_entry(&[0, 0, 0, 5, 0, 9]), None);
+        assert_eq!(prefix_successor(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_successor(&[0xff]), None);
+    }
+
+    #[test]
+    fn counters_round_trip() {
+        let c = StoredCounters {
+            autoinc_ceiling: 1 << 40,
+            rowid_ceiling: 3,
+            rows: 9,
+        };
+        assert_eq!(decode_counters(&encode_counters(&c), 1).unwrap(), c);
+        assert!(decode_counters(&[1, 2], 1).is_err());
+        check_version(&version_value()).unwrap();
+        assert!(check_version(b"\x02RTDD").is_err());
+    }
+}

@@ -1,0 +1,506 @@
+//! A session: one engine transaction per connection, with statement savepoints, and the row
+//! operations that keep the primary key and every secondary index in step.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use riptide::{
+    Concurrency, Error, IsolationLevel, ReadOptions, Transaction, TransactionOptions, TxnIterator,
+};
+
+use crate::error::{HandlerError, Result};
+use crate::format::{
+    IndexKind, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
+    secondary_entry, taint_key,
+};
+use crate::table::{Store, Table};
+
+/// MariaDB's isolation levels, mapped onto Riptide's: READ UNCOMMITTED and READ COMMITTED
+/// run as read committed; REPEATABLE READ and SERIALIZABLE as repeatable read (snapshot at
+/// the first read; SERIALIZABLE is not stronger yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// `READ UNCOMMITTED` (runs as read committed: Riptide never shows uncommitted rows).
+    ReadUncommitted,
+    /// `READ COMMITTED`.
+    ReadCommitted,
+    /// `REPEATABLE READ`, MariaDB's default.
+    #[default]
+    RepeatableRead,
+    /// `SERIALIZABLE` (runs as repeatable read).
+    Serializable,
+}
+
+impl Isolation {
+    /// The Riptide level this maps to.
+    pub fn engine_level(self) -> IsolationLevel {
+        match self {
+            Isolation::ReadUncommitted | Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
+            Isolation::RepeatableRead | Isolation::Serializable => IsolationLevel::RepeatableRead,
+        }
+    }
+}
+
+/// Options of a session.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionOptions {
+    /// Isolation level. Default repeatable read.
+    pub isolation: Isolation,
+    /// Row lock wait limit. Default 50 s (`innodb_lock_wait_timeout`).
+    pub lock_timeout: Duration,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            isolation: Isolation::RepeatableRead,
+            lock_timeout: Duration::from_secs(50),
+        }
+    }
+}
+
+/// How a row read is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowLock {
+    /// A plain (snapshot) read.
+    #[default]
+    None,
+    /// `LOCK IN SHARE MODE`.
+    Shared,
+    /// `FOR UPDATE`, and the reads of writing statements.
+    Exclusive,
+}
+
+/// One secondary key of a row, as the caller encoded it (memcomparable, and prefix-free
+/// within its index: MariaDB's fixed-length sort keys are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SecondaryKey<'a> {
+    /// The key bytes (no index id, no primary key).
+    pub key: &'a [u8],
+    /// Whether a key part is NULL: such a key never conflicts in a unique index.
+    pub has_null: bool,
+}
+
+/// What this session last did to a secondary entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Own {
+    Put,
+    SingleDeleted,
+    Deleted,
+}
+
+/// Lengths of the undo logs when a savepoint was set.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    undo: usize,
+    deltas: usize,
+    taints: usize,
+}
+
+/// A connection's transaction. Row operations run inside it; `begin_statement` /
+/// `end_statement` make each statement atomic on its own (a failing statement rolls back
+/// only itself). Use it from one thread at a time.
+pub struct Session {
+    store: Arc<Store>,
+    txn: Transaction,
+    /// Secondary entries this transaction wrote, with the last operation.
+    own: BTreeMap<Vec<u8>, Own>,
+    /// Undo log of `own` (key, previous state), cut back by savepoint rollbacks.
+    undo: Vec<(Vec<u8>, Option<Own>)>,
+    /// Row count changes, applied to the tables at commit.
+    deltas: Vec<(Arc<Table>, i64)>,
+    /// Entries tainted by this transaction (added to the engine's set at commit).
+    taints: Vec<Vec<u8>>,
+    marks: Vec<Mark>,
+    /// Savepoint depth of the open statement, if any.
+    statement: Option<usize>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("txn", &self.txn)
+            .field("savepoints", &self.marks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    pub(crate) fn begin(store: Arc<Store>, opts: SessionOptions) -> Result<Session> {
+        let txn = store.db.begin_transaction(
+            TransactionOptions::default()
+                .isolation(opts.isolation.engine_level())
+                .concurrency(Concurrency::Pessimistic)
+                .lock_timeout(opts.lock_timeout),
+        )?;
+        Ok(Session {
+            store,
+            txn,
+            own: BTreeMap::new(),
+            undo: Vec::new(),
+            deltas: Vec::new(),
+            taints: Vec::new(),
+            marks: Vec::new(),
+            statement: None,
+        })
+    }
+
+    /// The engine transaction underneath (for iterators and raw reads).
+    pub fn transaction(&self) -> &Transaction {
+        &self.txn
+    }
+
+    /// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
+    pub fn set_savepoint(&mut self) -> Result<()> {
+        self.txn.set_savepoint()?;
+        self.marks.push(Mark {
+            undo: self.undo.len(),
+            deltas: self.deltas.len(),
+            taints: self.taints.len(),
+        });
+        Ok(())
+    }
+
+    /// Undoes everything since the newest savepoint and removes it. `NotFound` if none.
+    pub fn rollback_to_savepoint(&mut self) -> Result<()> {
+        self.txn.rollback_to_savepoint()?;
+        let Some(m) = self.marks.pop() else {
+            return Ok(());
+        };
+        while self.undo.len() > m.undo {
+            if let Some((k, prev)) = self.undo.pop() {
+                match prev {
+                    Some(op) => self.own.insert(k, op),
+                    None => self.own.remove(&k),
+                };
+            }
+        }
+        self.deltas.truncate(m.deltas);
+        self.taints.truncate(m.taints);
+        self.fix_statement();
+        Ok(())
+    }
+
+    /// Forgets the newest savepoint, keeping its writes. `NotFound` if none.
+    pub fn release_savepoint(&mut self) -> Result<()> {
+        self.txn.release_savepoint()?;
+        self.marks.pop();
+        self.fix_statement();
+        Ok(())
+    }
+
+    /// Number of savepoints set and not yet released or rolled back.
+    pub fn savepoint_depth(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Begins a statement: pushes its savepoint. `InvalidArgument` if one is open.
+    pub fn begin_statement(&mut self) -> Result<()> {
+        if self.statement.is_some() {
+            return Err(Error::invalid_argument("a statement is already open").into());
+        }
+        self.set_savepoint()?;
+        self.statement = Some(self.marks.len());
+        Ok(())
+    }
+
+    /// Ends the open statement: keeps its writes (`success`) or undoes them, leaving the
+    /// rest of the transaction alone. No-op when no statement is open.
+    pub fn end_statement(&mut self, success: bool) -> Result<()> {
+        let Some(depth) = self.statement else {
+            return Ok(());
+        };
+        while self.marks.len() > depth {
+            self.release_savepoint()?;
+        }
+        if self.marks.len() == depth {
+            if success {
+                self.release_savepoint()?;
+            } else {
+                self.rollback_to_savepoint()?;
+            }
+        }
+        self.statement = None;
+        Ok(())
+    }
+
+    /// Whether a statement is open.
+    pub fn in_statement(&self) -> bool {
+        self.statement.is_some()
+    }
+
+    fn fix_statement(&mut self) {
+        if self.statement.is_some_and(|d| d > self.marks.len()) {
+            self.statement = None;
+        }
+    }
+
+    /// Commits: one atomic batch for every table and index; then the row estimates and the
+    /// taint set take this transaction's changes. The session is finished either way.
+    pub fn commit(&mut self) -> Result<()> {
+        let outcome = self.txn.commit();
+        if outcome.is_ok() {
+            let mut sums: Vec<(Arc<Table>, i64)> = Vec::new();
+            for (t, d) in self.deltas.drain(..) {
+                match sums.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &t)) {
+                    Some((_, sum)) => *sum = sum.saturating_add(d),
+                    None => sums.push((t, d)),
+                }
+            }
+            for (t, d) in sums {
+                if d != 0 {
+                    t.add_rows(d);
+                }
+            }
+            let mut taints = self.store.taints.lock();
+            taints.extend(self.taints.drain(..));
+        }
+        self.clear();
+        Ok(outcome?)
+    }
+
+    /// Rolls back everything (a transaction that lost a conflict is already rolled back:
+    /// that is not an error here).
+    pub fn rollback(&mut self) -> Result<()> {
+        let outcome = self.txn.rollback();
+        self.clear();
+        match outcome {
+            Err(e) if e.kind() == riptide::ErrorKind::InvalidArgument => Ok(()),
+            other => Ok(other?),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.own.clear();
+        self.undo.clear();
+        self.deltas.clear();
+        self.taints.clear();
+        self.marks.clear();
+        self.statement = None;
+    }
+
+    /// Inserts a row: `pk` is the primary key (or the 8-byte big-endian hidden row id from
+    /// [`Table::next_hidden_row_id`]), `keys` one per secondary index in order. Fails with
+    /// [`HandlerError::Duplicate`] naming the index if the primary key or a unique secondary
+    /// key (without NULL parts) exists; two concurrent inserts of one value serialize on a
+    /// lock and the second gets the duplicate error.
+    pub fn insert(
+        &mut self,
+        table: &Arc<Table>,
+        pk: &[u8],
+        keys: &[SecondaryKey<'_>],
+        row: &[u8],
+    ) -> Result<()> {
+        check_key_count(table, keys)?;
+        let data = self.store.data.clone();
+        let pk_key = primary_key(table.primary().id, pk);
+        if table.primary().kind == IndexKind::Primary
+            && self.txn.get_for_update(&data, &pk_key, true)?.is_some()
+        {
+            return Err(duplicate(table, 0));
+        }
+        for (i, k) in keys.iter().enumerate() {
+            if table.index(i + 1)?.unique && !k.has_null {
+                self.check_unique(table, i + 1, k.key, None)?;
+            }
+        }
+        self.txn.put(&data, &pk_key, row)?;
+        for (i, k) in keys.iter().enumerate() {
+            let e = secondary_entry(table.index(i + 1)?.id, k.key, pk)?;
+            self.put_entry(e)?;
+        }
+        self.deltas.push((Arc::clone(table), 1));
+        Ok(())
+    }
+
+    /// Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`). Secondary
+    /// entries that do not change are not rewritten; changed ones are single-deleted and put
+    /// anew. Unique checks run for a changed primary key and changed unique keys.
+    pub fn update(
+        &mut self,
+        table: &Arc<Table>,
+        old_pk: &[u8],
+        old_keys: &[SecondaryKey<'_>],
+        new_pk: &[u8],
+        new_keys: &[SecondaryKey<'_>],
+        row: &[u8],
+    ) -> Result<()> {
+        check_key_count(table, old_keys)?;
+        check_key_count(table, new_keys)?;
+        let data = self.store.data.clone();
+        let pid = table.primary().id;
+        let old_key = primary_key(pid, old_pk);
+        let new_key = primary_key(pid, new_pk);
+        let moved = old_pk != new_pk;
+        if moved
+            && table.primary().kind == IndexKind::Primary
+            && self.txn.get_for_update(&data, &new_key, true)?.is_some()
+        {
+            return Err(duplicate(table, 0));
+        }
+        for (i, (o, n)) in old_keys.iter().zip(new_keys).enumerate() {
+            if table.index(i + 1)?.unique && !n.has_null && o.key != n.key {
+                self.check_unique(table, i + 1, n.key, Some(old_pk))?;
+            }
+        }
+        if moved {
+            self.txn.delete(&data, &old_key)?;
+        }
+        self.txn.put(&data, &new_key, row)?;
+        for (i, (o, n)) in old_keys.iter().zip(new_keys).enumerate() {
+            let id = table.index(i + 1)?.id;
+            let old_e = secondary_entry(id, o.key, old_pk)?;
+            let new_e = secondary_entry(id, n.key, new_pk)?;
+            if old_e != new_e {
+                self.delete_entry(old_e)?;
+                self.put_entry(new_e)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the row `pk` whose secondary keys are `keys`.
+    pub fn delete(
+        &mut self,
+        table: &Arc<Table>,
+        pk: &[u8],
+        keys: &[SecondaryKey<'_>],
+    ) -> Result<()> {
+        check_key_count(table, keys)?;
+        let data = self.store.data.clone();
+        self.txn
+            .delete(&data, &primary_key(table.primary().id, pk))?;
+        for (i, k) in keys.iter().enumerate() {
+            let e = secondary_entry(table.index(i + 1)?.id, k.key, pk)?;
+            self.delete_entry(e)?;
+        }
+        self.deltas.push((Arc::clone(table), -1));
+        Ok(())
+    }
+
+    /// Reads the row with primary key `pk` as this transaction sees it, locking it as asked.
+    pub fn get_row(&self, table: &Table, pk: &[u8], lock: RowLock) -> Result<Option<Vec<u8>>> {
+        let key = primary_key(table.primary().id, pk);
+        let data = &self.store.data;
+        Ok(match lock {
+            RowLock::None => self.txn.get(data, &key)?,
+            RowLock::Shared => self.txn.get_for_update(data, &key, false)?,
+            RowLock::Exclusive => self.txn.get_for_update(data, &key, true)?,
+        })
+    }
+
+    /// An iterator over index `n` of `table` as this transaction sees it (keys carry the
+    /// 4-byte index id; primary entries hold the row, secondary entries are empty: decode
+    /// the pk with [`crate::decode_secondary_entry`]).
+    pub fn iter(&self, table: &Table, n: usize) -> Result<TxnIterator> {
+        let prefix = table.index_prefix(n)?;
+        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        Ok(self.txn.iter(&self.store.data, opts)?)
+    }
+
+    /// Refuses a second row with secondary key `key` in unique index `n` (rows whose pk is
+    /// `exclude` are the row being updated). Locks the value first (a lock-only key in the
+    /// dictionary column family), then looks at the newest committed entries merged with
+    /// this transaction's own: a concurrent insert of the value waits for the lock and then
+    /// sees the first one's committed entry.
+    fn check_unique(
+        &mut self,
+        table: &Table,
+        n: usize,
+        key: &[u8],
+        exclude: Option<&[u8]>,
+    ) -> Result<()> {
+        let id = table.index(n)?.id;
+        self.txn
+            .get_for_update(&self.store.dd, &lock_key(id, key), true)?;
+        let mut prefix = be32(id).to_vec();
+        prefix.extend_from_slice(key);
+        let matches = |entry: &[u8]| {
+            decode_secondary_entry(entry)
+                .is_some_and(|(sk, pk)| sk == key && exclude.is_none_or(|x| x != pk))
+        };
+        let mut opts = ReadOptions::default().lower_bound(prefix.clone());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+        it.seek(&prefix)?;
+        while it.valid() && it.key().starts_with(&prefix) {
+            let k = it.key();
+            let gone = matches!(self.own.get(k), Some(Own::SingleDeleted | Own::Deleted));
+            if !gone && matches(k) {
+                return Err(duplicate(table, n));
+            }
+            it.next()?;
+        }
+        for (k, op) in self.own.range(prefix.clone()..) {
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            if *op == Own::Put && matches(k) {
+                return Err(duplicate(table, n));
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, entry: Vec<u8>, op: Own) {
+        let prev = self.own.insert(entry.clone(), op);
+        self.undo.push((entry, prev));
+    }
+
+    /// Puts a secondary entry. An entry this transaction single-deleted is still in the
+    /// database, and the write buffer keeps only the last operation per key: putting it
+    /// again would leave two puts with no delete between them, which single delete cannot
+    /// undo. Such an entry is tainted (recorded in the dictionary) and deleted with plain
+    /// deletes from then on.
+    fn put_entry(&mut self, entry: Vec<u8>) -> Result<()> {
+        if self.own.get(&entry) == Some(&Own::SingleDeleted) {
+            self.txn.put(&self.store.dd, &taint_key(&entry), b"")?;
+            self.taints.push(entry.clone());
+        }
+        self.txn.put(&self.store.data, &entry, b"")?;
+        self.record(entry, Own::Put);
+        Ok(())
+    }
+
+    /// Deletes a secondary entry: single delete, unless the entry is tainted.
+    fn delete_entry(&mut self, entry: Vec<u8>) -> Result<()> {
+        let tainted = self.taints.contains(&entry)
+            || self.own.get(&entry) == Some(&Own::Deleted)
+            || self.store.taints.lock().contains(&entry);
+        if tainted {
+            self.txn.delete(&self.store.data, &entry)?;
+            self.record(entry, Own::Deleted);
+        } else {
+            self.txn.single_delete(&self.store.data, &entry)?;
+            self.record(entry, Own::SingleDeleted);
+        }
+        Ok(())
+    }
+}
+
+fn check_key_count(table: &Table, keys: &[SecondaryKey<'_>]) -> Result<()> {
+    if keys.len() == table.secondary_count() {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "table id {} has {} secondary indexes, {} keys were given",
+        table.id(),
+        table.secondary_count(),
+        keys.len()
+    ))
+    .into())
+}
+
+fn duplicate(table: &Table, n: usize) -> HandlerError {
+    HandlerError::Duplicate {
+        index: n,
+        name: table.index(n).map(|ix| ix.name.clone()).unwrap_or_default(),
+        table_id: table.id(),
+    }
+}

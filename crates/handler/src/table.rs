@@ -1,0 +1,309 @@
+//! An open table: its definition, and the counters that live beside it (auto-increment,
+//! hidden row ids, row count estimate), reserved and persisted in the data dictionary.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use parking_lot::Mutex;
+use riptide::{ColumnFamily, Db, ReadOptions};
+
+use crate::error::Result;
+use crate::format::{
+    self, IndexDef, IndexKind, StoredCounters, TableDef, be32, counters_key, encode_counters,
+    prefix_successor,
+};
+
+/// How many auto-increment values one dictionary write reserves beyond what is asked.
+pub const AUTOINC_RESERVE: u64 = 1000;
+/// How many hidden row ids one dictionary write reserves.
+pub const ROWID_RESERVE: u64 = 10_000;
+
+/// What the engine, its tables and its sessions share.
+pub(crate) struct Store {
+    pub(crate) db: Arc<Db>,
+    pub(crate) dd: ColumnFamily,
+    pub(crate) data: ColumnFamily,
+    /// Secondary entries (full keys) that must be deleted with a plain delete: they were
+    /// put twice without a delete in between (see FORMAT.md, "taint records").
+    pub(crate) taints: Mutex<HashSet<Vec<u8>>>,
+}
+
+/// The in-memory side of a table's counters.
+#[derive(Debug)]
+struct Counters {
+    autoinc_next: u64,
+    autoinc_ceiling: u64,
+    rowid_next: u64,
+    rowid_ceiling: u64,
+    rows_persisted: i64,
+    /// Set by DROP / TRUNCATE: the counters record is gone and must not come back.
+    dropped: bool,
+}
+
+/// An open table. Shared (`Arc`) by every handler and session that uses it; all methods take
+/// `&self` and are thread-safe.
+pub struct Table {
+    store: Arc<Store>,
+    def: TableDef,
+    primary: IndexDef,
+    counters: Mutex<Counters>,
+    rows: AtomicI64,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("def", &self.def)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    pub(crate) fn new(store: Arc<Store>, def: TableDef, stored: StoredCounters) -> Result<Table> {
+        let rows = i64::try_from(stored.rows).unwrap_or(i64::MAX);
+        let primary = def.indexes.first().cloned().ok_or_else(|| {
+            riptide::Error::corruption(format!("table id {} has no index", def.table_id))
+        })?;
+        Ok(Table {
+            store,
+            def,
+            primary,
+            counters: Mutex::new(Counters {
+                autoinc_next: stored.autoinc_ceiling.max(1),
+                autoinc_ceiling: stored.autoinc_ceiling.max(1),
+                rowid_next: stored.rowid_ceiling.max(1),
+                rowid_ceiling: stored.rowid_ceiling.max(1),
+                rows_persisted: rows,
+                dropped: false,
+            }),
+            rows: AtomicI64::new(rows),
+        })
+    }
+
+    /// The table's definition (id and indexes).
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    /// The table's id.
+    pub fn id(&self) -> u32 {
+        self.def.table_id
+    }
+
+    /// Number of indexes, the primary (or hidden) key included.
+    pub fn index_count(&self) -> usize {
+        self.def.indexes.len()
+    }
+
+    /// Number of secondary indexes (index positions 1..).
+    pub fn secondary_count(&self) -> usize {
+        self.def.indexes.len().saturating_sub(1)
+    }
+
+    /// Whether the table has a hidden primary key (the caller allocates row ids with
+    /// [`Table::next_hidden_row_id`]).
+    pub fn has_hidden_pk(&self) -> bool {
+        self.primary().kind == IndexKind::HiddenPk
+    }
+
+    /// Index `n` (0 is the primary key).
+    pub fn index(&self, n: usize) -> Result<&IndexDef> {
+        self.def.indexes.get(n).ok_or_else(|| {
+            riptide::Error::invalid_argument(format!(
+                "table id {} has {} indexes, not index #{n}",
+                self.def.table_id,
+                self.def.indexes.len()
+            ))
+            .into()
+        })
+    }
+
+    pub(crate) fn primary(&self) -> &IndexDef {
+        &self.primary
+    }
+
+    /// The 4-byte key prefix of index `n`.
+    pub fn index_prefix(&self, n: usize) -> Result<[u8; 4]> {
+        Ok(be32(self.index(n)?.id))
+    }
+
+    /// The next auto-increment value that [`Table::reserve_autoinc`] would start from (what
+    /// `SHOW CREATE TABLE` reports as `AUTO_INCREMENT=`).
+    pub fn autoinc_next(&self) -> u64 {
+        self.counters.lock().autoinc_next
+    }
+
+    /// Reserves `count` auto-increment values (at least 1) spaced by `increment`, the first
+    /// being congruent to `offset` (MariaDB's `auto_increment_offset` / `_increment`), and
+    /// returns the first. Values are never handed out twice, also across crashes: the
+    /// dictionary records a ceiling before any value below it is returned (see FORMAT.md).
+    pub fn reserve_autoinc(&self, count: u64, offset: u64, increment: u64) -> Result<u64> {
+        let mut c = self.counters.lock();
+        let inc = increment.max(1);
+        let mut first = c.autoinc_next.max(1);
+        if inc > 1 {
+            let off = if offset == 0 || offset > inc {
+                1
+            } else {
+                offset
+            };
+            if first <= off {
+                first = off;
+            } else {
+                let steps = (first - off).div_ceil(inc);
+                first = off.saturating_add(steps.saturating_mul(inc));
+            }
+        }
+        let end = first.saturating_add(count.max(1).saturating_mul(inc));
+        if end > c.autoinc_ceiling {
+            c.autoinc_ceiling = end.saturating_add(AUTOINC_RESERVE);
+            self.persist_locked(&mut c)?;
+        }
+        c.autoinc_next = end;
+        Ok(first)
+    }
+
+    /// Records that `value` was stored in the auto-increment column (an explicit value): the
+    /// next reserved value is above it.
+    pub fn observe_autoinc(&self, value: u64) -> Result<()> {
+        let mut c = self.counters.lock();
+        if value < c.autoinc_next {
+            return Ok(());
+        }
+        let next = value.saturating_add(1);
+        if next > c.autoinc_ceiling {
+            c.autoinc_ceiling = next.saturating_add(AUTOINC_RESERVE);
+            self.persist_locked(&mut c)?;
+        }
+        c.autoinc_next = next;
+        Ok(())
+    }
+
+    /// A new hidden row id (for tables without a primary key): never handed out before,
+    /// also across crashes. Encode it as 8 bytes big-endian for the pk.
+    pub fn next_hidden_row_id(&self) -> Result<u64> {
+        let mut c = self.counters.lock();
+        let id = c.rowid_next;
+        let next = id.saturating_add(1);
+        if next > c.rowid_ceiling {
+            c.rowid_ceiling = next.saturating_add(ROWID_RESERVE);
+            self.persist_locked(&mut c)?;
+        }
+        c.rowid_next = next;
+        Ok(id)
+    }
+
+    /// The row count estimate: the committed inserts minus deletes (maintained by sessions
+    /// at commit, persisted lazily, so it may lag after a crash), never negative.
+    pub fn row_estimate(&self) -> u64 {
+        u64::try_from(self.rows.load(Ordering::Relaxed)).unwrap_or(0)
+    }
+
+    /// Adds a committed delta to the row estimate, persisting it once it drifted by 10% (at
+    /// least 100 rows) from the stored value. A failure to persist is only logged.
+    pub(crate) fn add_rows(&self, delta: i64) {
+        let now = self
+            .rows
+            .fetch_add(delta, Ordering::Relaxed)
+            .saturating_add(delta);
+        if now < 0 {
+            self.rows.store(0, Ordering::Relaxed);
+        }
+        let Some(mut c) = self.counters.try_lock() else {
+            return;
+        };
+        let drift = now.saturating_sub(c.rows_persisted).unsigned_abs();
+        if drift >= (now.unsigned_abs() / 10).max(100)
+            && let Err(e) = self.persist_locked(&mut c)
+        {
+            log::warn!(
+                "table id {}: persisting the row estimate: {e}",
+                self.def.table_id
+            );
+        }
+    }
+
+    /// Counts the keys of index `n` from `lower` (inclusive) to `upper` (exclusive; `None`:
+    /// the end of the index), both relative to the index (no id prefix), in the newest
+    /// committed state, up to `limit`. At the limit the answer is the larger of `limit` and
+    /// a quarter of [`Table::row_estimate`]. For `records_in_range`.
+    pub fn estimate_range(
+        &self,
+        n: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        limit: u64,
+    ) -> Result<u64> {
+        let prefix = self.index_prefix(n)?;
+        let mut lo = prefix.to_vec();
+        lo.extend_from_slice(lower);
+        let hi = match upper {
+            Some(u) => {
+                let mut h = prefix.to_vec();
+                h.extend_from_slice(u);
+                Some(h)
+            }
+            None => prefix_successor(&prefix),
+        };
+        let mut opts = ReadOptions::default().lower_bound(lo.clone());
+        if let Some(h) = hi {
+            if h <= lo {
+                return Ok(0);
+            }
+            opts = opts.upper_bound(h);
+        }
+        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+        it.seek(&lo)?;
+        let mut count = 0u64;
+        while it.valid() && it.key().starts_with(&prefix) {
+            count += 1;
+            if count >= limit.max(1) {
+                return Ok(count.max(self.row_estimate() / 4));
+            }
+            it.next()?;
+        }
+        Ok(count)
+    }
+
+    /// Writes the counters record with the exact next values (what a clean shutdown does, so
+    /// a restart does not skip the reserved range).
+    pub fn persist_exact(&self) -> Result<()> {
+        let mut c = self.counters.lock();
+        c.autoinc_ceiling = c.autoinc_next;
+        c.rowid_ceiling = c.rowid_next;
+        self.persist_locked(&mut c)
+    }
+
+    /// Marks the table dropped: its counters record is never written again.
+    pub(crate) fn mark_dropped(&self) {
+        self.counters.lock().dropped = true;
+    }
+
+    fn persist_locked(&self, c: &mut Counters) -> Result<()> {
+        if c.dropped {
+            return Ok(());
+        }
+        let rows = self.rows.load(Ordering::Relaxed);
+        let stored = StoredCounters {
+            autoinc_ceiling: c.autoinc_ceiling,
+            rowid_ceiling: c.rowid_ceiling,
+            rows: u64::try_from(rows).unwrap_or(0),
+        };
+        self.store.db.put_cf(
+            &self.store.dd,
+            &counters_key(self.def.table_id),
+            &encode_counters(&stored),
+        )?;
+        c.rows_persisted = rows;
+        Ok(())
+    }
+}
+
+/// Reads a table's counters record (defaults when absent).
+pub(crate) fn load_counters(store: &Store, table_id: u32) -> Result<StoredCounters> {
+    Ok(match store.db.get_cf(&store.dd, &counters_key(table_id))? {
+        Some(v) => format::decode_counters(&v, table_id)?,
+        None => StoredCounters::default(),
+    })
+}
