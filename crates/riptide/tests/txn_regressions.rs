@@ -625,3 +625,29 @@ fn rows_removed_by_a_range_delete_are_gone_for_new_transactions() {
         assert_eq!(db.get(&table(7)).unwrap(), None, "{mode:?}");
     }
 }
+
+/// A single delete and a put of one key in one transaction (a secondary-index entry moved
+/// away and back) reach the database as both writes, so a later single delete removes the
+/// key for good: with the put alone, two puts would be stacked and the single delete would
+/// cancel only the newer one, bringing the old value back after compaction.
+#[test]
+fn single_delete_then_put_in_one_transaction_keeps_the_single_delete_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = riptide::Db::open(dir.path(), riptide::Options::default()).unwrap();
+    let cf = db.default_cf();
+    db.put(b"idx", b"old").unwrap();
+    db.flush().unwrap();
+    let txn = db
+        .begin_transaction(riptide::TransactionOptions::default())
+        .unwrap();
+    txn.single_delete(&cf, b"idx").unwrap();
+    txn.put(&cf, b"idx", b"new").unwrap();
+    assert_eq!(txn.get(&cf, b"idx").unwrap(), Some(b"new".to_vec()));
+    txn.commit().unwrap();
+    assert_eq!(db.get(b"idx").unwrap(), Some(b"new".to_vec()));
+    db.single_delete(b"idx").unwrap();
+    assert_eq!(db.get(b"idx").unwrap(), None);
+    db.flush().unwrap();
+    db.compact_range(&cf, None).unwrap();
+    assert_eq!(db.get(b"idx").unwrap(), None, "the old value came back");
+}

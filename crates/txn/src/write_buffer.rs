@@ -41,14 +41,47 @@ pub enum BufferedOp {
     /// The key was deleted with a single-delete (the caller promises it was written at most
     /// once since the last delete).
     SingleDelete,
+    /// The key was deleted (with a single delete when `single`) and then set to `value`
+    /// within this transaction. The commit must write the deletion before the put: a put
+    /// alone would stack a second put on the old one, and a later single delete would then
+    /// bring the old one back.
+    PutAfterDelete {
+        /// The value written after the deletion.
+        value: Vec<u8>,
+        /// The deletion was a single delete.
+        single: bool,
+    },
 }
 
 impl BufferedOp {
     /// The value of a [`BufferedOp::Put`], `None` for deletions.
     pub fn value(&self) -> Option<&[u8]> {
         match self {
-            BufferedOp::Put(v) => Some(v),
+            BufferedOp::Put(v) | BufferedOp::PutAfterDelete { value: v, .. } => Some(v),
             BufferedOp::Delete | BufferedOp::SingleDelete => None,
+        }
+    }
+
+    /// `op` written over `prev`: a put over a deletion (or over a put that followed one)
+    /// remembers the deletion (see [`BufferedOp::PutAfterDelete`]).
+    fn over(op: BufferedOp, prev: Option<&BufferedOp>) -> BufferedOp {
+        let BufferedOp::Put(value) = op else {
+            return op;
+        };
+        match prev {
+            Some(BufferedOp::Delete) => BufferedOp::PutAfterDelete {
+                value,
+                single: false,
+            },
+            Some(BufferedOp::SingleDelete) => BufferedOp::PutAfterDelete {
+                value,
+                single: true,
+            },
+            Some(BufferedOp::PutAfterDelete { single, .. }) => BufferedOp::PutAfterDelete {
+                value,
+                single: *single,
+            },
+            Some(BufferedOp::Put(_)) | None => BufferedOp::Put(value),
         }
     }
 
@@ -119,6 +152,7 @@ impl WriteBuffer {
         let map = self.entries.entry(cf).or_default();
         let prev = match map.get_mut(key) {
             Some(slot) => {
+                let op = BufferedOp::over(op, Some(slot));
                 let prev = mem::replace(slot, op);
                 self.bytes = self.bytes.saturating_sub(prev.value_len()) + added;
                 Some(prev)

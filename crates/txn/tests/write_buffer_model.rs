@@ -137,7 +137,23 @@ fn run(ops: Vec<Op>) {
         match op {
             Op::Put(cf, k, v) => {
                 buf.put(cf, &k, &v);
-                model.entries.insert((cf, k), BufferedOp::Put(v));
+                // A put over a deletion remembers it (the commit writes both).
+                let op = match model.entries.get(&(cf, k.clone())) {
+                    Some(BufferedOp::Delete) => BufferedOp::PutAfterDelete {
+                        value: v,
+                        single: false,
+                    },
+                    Some(BufferedOp::SingleDelete) => BufferedOp::PutAfterDelete {
+                        value: v,
+                        single: true,
+                    },
+                    Some(BufferedOp::PutAfterDelete { single, .. }) => BufferedOp::PutAfterDelete {
+                        value: v,
+                        single: *single,
+                    },
+                    _ => BufferedOp::Put(v),
+                };
+                model.entries.insert((cf, k), op);
             }
             Op::Delete(cf, k) => {
                 buf.delete(cf, &k);

@@ -604,6 +604,21 @@ impl Transaction {
         for (cf, key, op) in st.buffer.iter_all() {
             match op {
                 BufferedOp::Put(v) => batch.put_cf(cf, key, v),
+                BufferedOp::PutAfterDelete { value, single } => {
+                    // The deletion first (it gets the smaller sequence number), then the put.
+                    if *single {
+                        let absent = match cfs.get(&cf) {
+                            Some(data) => data.view().get(key, MAX_SEQNO)?.is_none(),
+                            None => false,
+                        };
+                        if !absent {
+                            batch.single_delete_cf(cf, key);
+                        }
+                    } else {
+                        batch.delete_cf(cf, key);
+                    }
+                    batch.put_cf(cf, key, value);
+                }
                 BufferedOp::Delete => batch.delete_cf(cf, key),
                 BufferedOp::SingleDelete => {
                     let absent = match cfs.get(&cf) {
