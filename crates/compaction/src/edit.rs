@@ -5,7 +5,7 @@
 //! [`crate::version`] turns it into live [`crate::version::Version`]s.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use riptide_common::key::compare_internal_keys;
 use riptide_common::{CfId, DEFAULT_CF_ID, Error, Result, SeqNo};
@@ -34,6 +34,10 @@ pub struct CfState {
     /// The files of each level. L0 is ordered newest first (max seqno, then number,
     /// descending); deeper levels by smallest key, and their files never overlap.
     pub levels: Vec<Vec<FileMeta>>,
+    /// Round-robin compaction cursor per level: the largest user key of the last file a
+    /// size-triggered compaction picked there (the next pick starts after it), so a restart
+    /// does not compact the start of every level again (RocksDB's `compact_cursor`).
+    pub compact_cursors: BTreeMap<usize, Vec<u8>>,
 }
 
 impl CfState {
@@ -44,6 +48,7 @@ impl CfState {
             name: name.into(),
             log_number: 0,
             levels: vec![Vec::new(); DEFAULT_NUM_LEVELS],
+            compact_cursors: BTreeMap::new(),
         }
     }
 
@@ -89,6 +94,15 @@ pub enum VersionEdit {
         level: usize,
         /// The file's number.
         number: u64,
+    },
+    /// Sets the round-robin compaction cursor of a level (see [`CfState::compact_cursors`]).
+    SetCompactCursor {
+        /// The column family.
+        cf: CfId,
+        /// The level.
+        level: usize,
+        /// The largest user key of the last file picked there.
+        key: Vec<u8>,
     },
     /// Sets a column family's log number (see [`CfState::log_number`]).
     SetLogNumber {
@@ -222,6 +236,16 @@ impl ManifestState {
             VersionEdit::SetLogNumber { cf, log_number } => {
                 let c = self.cf_mut(*cf)?;
                 c.log_number = c.log_number.max(*log_number);
+            }
+            VersionEdit::SetCompactCursor { cf, level, key } => {
+                if *level >= MAX_LEVELS {
+                    return Err(Error::invalid_argument(format!(
+                        "compaction cursor for level {level}, beyond the last level {}",
+                        MAX_LEVELS - 1
+                    )));
+                }
+                let c = self.cf_mut(*cf)?;
+                c.compact_cursors.insert(*level, key.clone());
             }
             VersionEdit::SetNextFileNumber(n) => {
                 self.next_file_number = self.next_file_number.max(*n);

@@ -25,8 +25,9 @@ pub const MANIFEST_FILE_NAME: &str = "MANIFEST";
 pub const MANIFEST_TMP_FILE_NAME: &str = "MANIFEST.tmp";
 /// The first eight bytes of every manifest.
 pub const MANIFEST_MAGIC: [u8; 8] = *b"RIPTMANI";
-/// The format version this build writes and reads.
-pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+/// The format version this build writes. It also reads version 1 (which has no
+/// compaction-cursor records).
+pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 
 /// Length of the file header (magic and version).
 const HEADER_LEN: usize = 20;
@@ -36,6 +37,8 @@ const REC_STATE: u8 = 1;
 const REC_CF: u8 = 2;
 const REC_FILE: u8 = 3;
 const REC_END: u8 = 4;
+/// Since version 2.
+const REC_CURSOR: u8 = 5;
 
 /// The path of the manifest in `dir`.
 pub fn manifest_path(dir: &Path) -> PathBuf {
@@ -92,6 +95,14 @@ pub fn encode_state(state: &ManifestState) -> Vec<u8> {
             put_record(&mut out, REC_FILE, &p);
             records += 1;
         }
+        for (level, key) in &cf.compact_cursors {
+            p.clear();
+            put_varint32(&mut p, cf.id);
+            put_varint64(&mut p, *level as u64);
+            put_length_prefixed(&mut p, key);
+            put_record(&mut out, REC_CURSOR, &p);
+            records += 1;
+        }
     }
     p.clear();
     put_varint64(&mut p, records);
@@ -124,10 +135,10 @@ fn decode_inner(bytes: &[u8]) -> Result<ManifestState> {
         ));
     }
     // A version with an intact checksum really was written that way: a newer format.
-    if version != MANIFEST_FORMAT_VERSION {
+    if version != MANIFEST_FORMAT_VERSION && version != 1 {
         return Err(Error::not_supported(format!(
             "format version {version} at offset 8 is not supported (this build reads version \
-             {MANIFEST_FORMAT_VERSION}); was it written by a newer Riptide?"
+             versions 1 to {MANIFEST_FORMAT_VERSION}); was it written by a newer Riptide?"
         )));
     }
     debug_assert_eq!(d.position(), HEADER_LEN);
@@ -156,6 +167,10 @@ fn decode_inner(bytes: &[u8]) -> Result<ManifestState> {
             REC_FILE => {
                 let st = state.as_mut().ok_or_else(|| at(misplaced(kind)))?;
                 decode_file(&mut p, st).map_err(at)?;
+            }
+            REC_CURSOR if version >= 2 => {
+                let st = state.as_mut().ok_or_else(|| at(misplaced(kind)))?;
+                decode_cursor(&mut p, st).map_err(at)?;
             }
             REC_END => {
                 let count = p.varint64("record count").map_err(at)?;
@@ -238,7 +253,31 @@ fn decode_cf(p: &mut Decoder<'_>) -> Result<CfState> {
         name,
         log_number,
         levels: vec![Vec::new(); levels as usize],
+        compact_cursors: std::collections::BTreeMap::new(),
     })
+}
+
+fn decode_cursor(p: &mut Decoder<'_>, st: &mut ManifestState) -> Result<()> {
+    let cf = p.varint32("column family id")?;
+    let level = p.varint64("level")?;
+    let key = p.length_prefixed("cursor key")?.to_vec();
+    let c = st
+        .column_families
+        .iter_mut()
+        .find(|c| c.id == cf)
+        .ok_or_else(|| {
+            Error::corruption(format!(
+                "compaction cursor for column family {cf}, which has no CF record before it"
+            ))
+        })?;
+    if level >= c.levels.len() as u64 {
+        return Err(Error::corruption(format!(
+            "compaction cursor for level {level} of column family {cf}, which has {} levels",
+            c.levels.len()
+        )));
+    }
+    c.compact_cursors.insert(level as usize, key);
+    Ok(())
 }
 
 fn decode_file(p: &mut Decoder<'_>, st: &mut ManifestState) -> Result<()> {

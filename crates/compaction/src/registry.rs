@@ -177,6 +177,11 @@ impl CompactionRegistry {
         self.state.lock().running.len()
     }
 
+    /// Sets the round-robin cursor of `level` of `cf` (at open, from the manifest).
+    pub fn seed_round_robin_cursor(&self, cf: CfId, level: usize, key: Vec<u8>) {
+        self.state.lock().set_cursor(cf, level, key);
+    }
+
     /// The round-robin cursor of `level` of `cf`: the largest user key of the last file
     /// picked there by size (the next pick starts after it).
     pub fn round_robin_cursor(&self, cf: CfId, level: usize) -> Option<Vec<u8>> {

@@ -85,14 +85,14 @@ fn unknown_version_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let path = manifest_path(dir.path());
     let mut bytes = encode_state(&state());
-    // A newer writer: version 2 with a header checksum that matches it.
-    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    // A newer writer: version 3 with a header checksum that matches it.
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
     let sum = riptide_common::checksum::checksum(&bytes[..12]);
     bytes[12..20].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
     let e = load(dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("format version 2"), "{e}");
+    assert!(e.to_string().contains("format version 3"), "{e}");
 
     // The same version bytes without a matching checksum are damage, not a newer format.
     bytes[8..12].copy_from_slice(&0u32.to_le_bytes());

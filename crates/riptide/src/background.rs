@@ -330,7 +330,23 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
     };
     let alloc = || db.versions.lock().new_file_number();
     let cf = job.cf;
-    let install = |edits: Vec<VersionEdit>, tables: &[Arc<TableHandle>]| -> Result<()> {
+    // A size-triggered job moved its level's round-robin cursor when it was picked: persist
+    // it with the job's output, so a restart resumes where compaction left off.
+    let cursor_edit = job
+        .inputs
+        .first()
+        .filter(|_| job.reason == riptide_compaction::CompactionReason::LevelSize)
+        .and_then(|(level, _)| {
+            db.registry
+                .round_robin_cursor(cf, *level)
+                .map(|key| VersionEdit::SetCompactCursor {
+                    cf,
+                    level: *level,
+                    key,
+                })
+        });
+    let install = |mut edits: Vec<VersionEdit>, tables: &[Arc<TableHandle>]| -> Result<()> {
+        edits.extend(cursor_edit.iter().cloned());
         let mut vs = db.versions.lock();
         if vs.state().cf(cf).is_none() {
             // The column family was dropped while this job ran: nothing to install; the

@@ -112,6 +112,13 @@ impl Db {
     /// file and offset if stored data is damaged beyond what the recovery mode tolerates.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = Arc::new(crate::recovery::open(path.as_ref(), options)?);
+        for cf in &inner.versions.lock().state().column_families {
+            for (level, key) in &cf.compact_cursors {
+                inner
+                    .registry
+                    .seed_round_robin_cursor(cf.id, *level, key.clone());
+            }
+        }
         crate::background::refresh_pending_compaction_bytes(
             &inner,
             &inner.versions.lock().current(),
@@ -320,6 +327,12 @@ impl Db {
     pub fn rollback_prepared(&self, xid: &Xid) -> Result<()> {
         self.inner.check_writable()?;
         self.inner.finish_prepared(xid, false)
+    }
+
+    /// The round-robin compaction cursor of `level` of `cf` (the largest user key of the last
+    /// file a size-triggered compaction picked there), if any. For tests and diagnostics.
+    pub fn compaction_cursor(&self, cf: &ColumnFamily, level: usize) -> Option<Vec<u8>> {
+        self.inner.registry.round_robin_cursor(cf.id(), level)
     }
 
     /// Row-lock statistics (waits, timeouts, deadlocks) of transactions.
