@@ -1,11 +1,11 @@
 //! The handler engine: the data dictionary (CREATE, DROP, RENAME, TRUNCATE, open) and the
 //! factory of sessions.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use riptide::{Db, Error, ReadOptions, WriteBatch};
+use riptide::{ColumnFamily, Db, Error, ReadOptions, WriteBatch};
 
 use crate::error::Result;
 use crate::format::{
@@ -38,7 +38,8 @@ fn name_str(name: &[u8]) -> String {
 impl HandlerEngine {
     /// Opens the handler layer on `db`: creates the dictionary column family
     /// (`__riptide_dd`) and its version record on first use, checks the version otherwise,
-    /// and loads the taint records. Data lives in the default column family.
+    /// and migrates legacy taint records, if any (FORMAT.md, "Legacy taint records"). Data
+    /// lives in the default column family.
     pub fn open(db: Arc<Db>) -> Result<HandlerEngine> {
         let dd = match db.cf(DD_CF_NAME) {
             Some(cf) => cf,
@@ -48,29 +49,10 @@ impl HandlerEngine {
             Some(v) => format::check_version(&v)?,
             None => db.put_cf(&dd, VERSION_KEY, &format::version_value())?,
         }
-        let mut taints = HashSet::new();
-        let all = format::taint_all_prefix();
-        let mut opts = ReadOptions::default().lower_bound(all.clone());
-        if let Some(hi) = prefix_successor(&all) {
-            opts = opts.upper_bound(hi);
-        }
-        let mut it = db.iter_cf(&dd, opts)?;
-        it.seek(&all)?;
-        while it.valid() {
-            if let Some(e) = format::taint_entry(it.key()) {
-                taints.insert(e.to_vec());
-            }
-            it.next()?;
-        }
-        drop(it);
         let data = db.default_cf();
+        migrate_legacy_taints(&db, &dd, &data)?;
         Ok(HandlerEngine {
-            store: Arc::new(Store {
-                db,
-                dd,
-                data,
-                taints: Mutex::new(taints),
-            }),
+            store: Arc::new(Store { db, dd, data }),
             ddl: Mutex::new(()),
             tables: Mutex::new(HashMap::new()),
         })
@@ -106,8 +88,8 @@ impl HandlerEngine {
         Ok(table)
     }
 
-    /// Drops table `name`: one range delete per index prefix, the counters, taint records
-    /// and the dictionary entry, in one batch. Returns whether the table existed.
+    /// Drops table `name`: one range delete per index prefix, the counters and the
+    /// dictionary entry, in one batch. Returns whether the table existed.
     pub fn drop_table(&self, name: &[u8]) -> Result<bool> {
         let _ddl = self.ddl.lock();
         let Some(def) = self.read_def(name)? else {
@@ -118,7 +100,6 @@ impl HandlerEngine {
         self.drop_into(&mut batch, &def);
         batch.delete_cf(&self.store.dd, &table_key(name));
         self.store.db.write(batch)?;
-        self.forget_taints(&def);
         self.replace_cached(name, None);
         Ok(true)
     }
@@ -170,7 +151,6 @@ impl HandlerEngine {
         self.drop_into(&mut batch, &old);
         let table = self.create_into(&mut batch, name, &specs, 1)?;
         self.store.db.write(batch)?;
-        self.forget_taints(&old);
         let table = Arc::new(table);
         self.replace_cached(name, Some(Arc::clone(&table)));
         Ok(table)
@@ -291,28 +271,14 @@ impl HandlerEngine {
         Table::new(Arc::clone(&self.store), def, stored)
     }
 
-    /// Adds to `batch` the deletion of a table's keys, counters and taint records (not its
-    /// name entry).
+    /// Adds to `batch` the deletion of a table's keys and counters (not its name entry).
     fn drop_into(&self, batch: &mut WriteBatch, def: &TableDef) {
         for ix in &def.indexes {
             let lo = be32(ix.id);
             let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
             batch.delete_range_cf(&self.store.data, &lo, &hi);
-            let tlo = format::taint_prefix(ix.id);
-            if let Some(thi) = prefix_successor(&tlo) {
-                batch.delete_range_cf(&self.store.dd, &tlo, &thi);
-            }
         }
         batch.delete_cf(&self.store.dd, &counters_key(def.table_id));
-    }
-
-    fn forget_taints(&self, def: &TableDef) {
-        let mut taints = self.store.taints.lock();
-        if taints.is_empty() {
-            return;
-        }
-        let ids: HashSet<[u8; 4]> = def.indexes.iter().map(|ix| be32(ix.id)).collect();
-        taints.retain(|e| e.get(..4).is_none_or(|p| !ids.iter().any(|id| id == p)));
     }
 
     fn replace_cached(&self, name: &[u8], table: Option<Arc<Table>>) {
@@ -324,6 +290,43 @@ impl HandlerEngine {
             tables.insert(name.to_vec(), t);
         }
     }
+}
+
+/// Migrates legacy taint records (`X` + secondary entry key). Older builds wrote them while
+/// the transaction layer dropped a deletion followed by a put: such an entry may have been
+/// put twice with no delete in between, which a single delete cannot undo. In one batch,
+/// each is rewritten as a plain delete (covering every older put) followed by one put of
+/// its current value if it exists, and its record is deleted; from then on the entry is
+/// single-deleted like any other. Runs before any session exists; a crash before the batch
+/// is written leaves the records for the next open.
+fn migrate_legacy_taints(db: &Db, dd: &ColumnFamily, data: &ColumnFamily) -> Result<()> {
+    let all = format::legacy_taint_prefix();
+    let mut opts = ReadOptions::default().lower_bound(all.clone());
+    if let Some(hi) = prefix_successor(&all) {
+        opts = opts.upper_bound(hi);
+    }
+    let mut batch = WriteBatch::new();
+    let mut count = 0usize;
+    let mut it = db.iter_cf(dd, opts)?;
+    it.seek(&all)?;
+    while it.valid() {
+        let key = it.key();
+        if let Some(entry) = format::legacy_taint_entry(key) {
+            batch.delete_cf(data, entry);
+            if let Some(v) = db.get_cf(data, entry)? {
+                batch.put_cf(data, entry, &v);
+            }
+            count += 1;
+        }
+        batch.delete_cf(dd, key);
+        it.next()?;
+    }
+    drop(it);
+    if count > 0 {
+        db.write(batch)?;
+        log::info!("migrated {count} legacy taint records (secondary entries put twice)");
+    }
+    Ok(())
 }
 
 fn check_specs(name: &[u8], specs: &[IndexSpec]) -> Result<()> {

@@ -21,7 +21,8 @@ pub(crate) const FIRST_ID: u32 = 1;
 const TABLE_TAG: u8 = b'T';
 const COUNTERS_TAG: u8 = b'C';
 const LOCK_TAG: u8 = b'L';
-const TAINT_TAG: u8 = b'X';
+/// Legacy "taint record" tag: no longer written, migrated away at open (see FORMAT.md).
+const LEGACY_TAINT_TAG: u8 = b'X';
 
 /// Largest primary key a secondary index entry can carry (its length is stored in 2 bytes).
 pub const MAX_PK_LEN: usize = u16::MAX as usize;
@@ -142,25 +143,17 @@ pub(crate) fn lock_key(index_id: u32, key: &[u8]) -> Vec<u8> {
     tagged(LOCK_TAG, &[&be32(index_id), key])
 }
 
-/// `X` + entry key: a secondary entry that must be deleted with a plain delete.
-pub(crate) fn taint_key(entry: &[u8]) -> Vec<u8> {
-    tagged(TAINT_TAG, &[entry])
+/// The prefix (`X`) of the legacy taint records, which older builds wrote for secondary
+/// entries put twice without a delete in between. No longer written; `HandlerEngine::open`
+/// migrates any it finds (see FORMAT.md).
+pub(crate) fn legacy_taint_prefix() -> Vec<u8> {
+    vec![LEGACY_TAINT_TAG]
 }
 
-/// The taint prefix of an index (`X` + index id).
-pub(crate) fn taint_prefix(index_id: u32) -> Vec<u8> {
-    tagged(TAINT_TAG, &[&be32(index_id)])
-}
-
-/// The taint prefix (`X`) alone.
-pub(crate) fn taint_all_prefix() -> Vec<u8> {
-    vec![TAINT_TAG]
-}
-
-/// The entry key inside a taint key.
-pub(crate) fn taint_entry(key: &[u8]) -> Option<&[u8]> {
+/// The secondary entry key inside a legacy taint key.
+pub(crate) fn legacy_taint_entry(key: &[u8]) -> Option<&[u8]> {
     match key.split_first() {
-        Some((&TAINT_TAG, rest)) => Some(rest),
+        Some((&LEGACY_TAINT_TAG, rest)) => Some(rest),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ use riptide::{
 use crate::error::{HandlerError, Result};
 use crate::format::{
     IndexKind, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
-    secondary_entry, taint_key,
+    secondary_entry,
 };
 use crate::table::{Store, Table};
 
@@ -87,7 +87,6 @@ pub struct SecondaryKey<'a> {
 enum Own {
     Put,
     SingleDeleted,
-    Deleted,
 }
 
 /// Lengths of the undo logs when a savepoint was set.
@@ -95,7 +94,6 @@ enum Own {
 struct Mark {
     undo: usize,
     deltas: usize,
-    taints: usize,
 }
 
 /// A connection's transaction. Row operations run inside it; `begin_statement` /
@@ -110,8 +108,6 @@ pub struct Session {
     undo: Vec<(Vec<u8>, Option<Own>)>,
     /// Row count changes, applied to the tables at commit.
     deltas: Vec<(Arc<Table>, i64)>,
-    /// Entries tainted by this transaction (added to the engine's set at commit).
-    taints: Vec<Vec<u8>>,
     marks: Vec<Mark>,
     /// Savepoint depth of the open statement, if any.
     statement: Option<usize>,
@@ -140,7 +136,6 @@ impl Session {
             own: BTreeMap::new(),
             undo: Vec::new(),
             deltas: Vec::new(),
-            taints: Vec::new(),
             marks: Vec::new(),
             statement: None,
         })
@@ -157,7 +152,6 @@ impl Session {
         self.marks.push(Mark {
             undo: self.undo.len(),
             deltas: self.deltas.len(),
-            taints: self.taints.len(),
         });
         Ok(())
     }
@@ -177,7 +171,6 @@ impl Session {
             }
         }
         self.deltas.truncate(m.deltas);
-        self.taints.truncate(m.taints);
         self.fix_statement();
         Ok(())
     }
@@ -236,8 +229,8 @@ impl Session {
         }
     }
 
-    /// Commits: one atomic batch for every table and index; then the row estimates and the
-    /// taint set take this transaction's changes. The session is finished either way.
+    /// Commits: one atomic batch for every table and index; then the row estimates take this
+    /// transaction's changes. The session is finished either way.
     pub fn commit(&mut self) -> Result<()> {
         let outcome = self.txn.commit();
         if outcome.is_ok() {
@@ -253,8 +246,6 @@ impl Session {
                     t.add_rows(d);
                 }
             }
-            let mut taints = self.store.taints.lock();
-            taints.extend(self.taints.drain(..));
         }
         self.clear();
         Ok(outcome?)
@@ -275,7 +266,6 @@ impl Session {
         self.own.clear();
         self.undo.clear();
         self.deltas.clear();
-        self.taints.clear();
         self.marks.clear();
         self.statement = None;
     }
@@ -431,7 +421,7 @@ impl Session {
         it.seek(&prefix)?;
         while it.valid() && it.key().starts_with(&prefix) {
             let k = it.key();
-            let gone = matches!(self.own.get(k), Some(Own::SingleDeleted | Own::Deleted));
+            let gone = self.own.get(k) == Some(&Own::SingleDeleted);
             if !gone && matches(k) {
                 return Err(duplicate(table, n));
             }
@@ -453,33 +443,21 @@ impl Session {
         self.undo.push((entry, prev));
     }
 
-    /// Puts a secondary entry. An entry this transaction single-deleted is still in the
-    /// database, and the write buffer keeps only the last operation per key: putting it
-    /// again would leave two puts with no delete between them, which single delete cannot
-    /// undo. Such an entry is tainted (recorded in the dictionary) and deleted with plain
-    /// deletes from then on.
+    /// Puts a secondary entry. Every entry is put once and single-deleted once; an entry
+    /// this transaction single-deleted and now puts again (a key moved away and back) is
+    /// fine: the transaction commits both the single delete and the put, in that order
+    /// (`riptide_txn::BufferedOp::PutAfterDelete`), so each put still meets its own single
+    /// delete.
     fn put_entry(&mut self, entry: Vec<u8>) -> Result<()> {
-        if self.own.get(&entry) == Some(&Own::SingleDeleted) {
-            self.txn.put(&self.store.dd, &taint_key(&entry), b"")?;
-            self.taints.push(entry.clone());
-        }
         self.txn.put(&self.store.data, &entry, b"")?;
         self.record(entry, Own::Put);
         Ok(())
     }
 
-    /// Deletes a secondary entry: single delete, unless the entry is tainted.
+    /// Single-deletes a secondary entry.
     fn delete_entry(&mut self, entry: Vec<u8>) -> Result<()> {
-        let tainted = self.taints.contains(&entry)
-            || self.own.get(&entry) == Some(&Own::Deleted)
-            || self.store.taints.lock().contains(&entry);
-        if tainted {
-            self.txn.delete(&self.store.data, &entry)?;
-            self.record(entry, Own::Deleted);
-        } else {
-            self.txn.single_delete(&self.store.data, &entry)?;
-            self.record(entry, Own::SingleDeleted);
-        }
+        self.txn.single_delete(&self.store.data, &entry)?;
+        self.record(entry, Own::SingleDeleted);
         Ok(())
     }
 }

@@ -1,7 +1,6 @@
 //! An open table: its definition, and the counters that live beside it (auto-increment,
 //! hidden row ids, row count estimate), reserved and persisted in the data dictionary.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -24,9 +23,6 @@ pub(crate) struct Store {
     pub(crate) db: Arc<Db>,
     pub(crate) dd: ColumnFamily,
     pub(crate) data: ColumnFamily,
-    /// Secondary entries (full keys) that must be deleted with a plain delete: they were
-    /// put twice without a delete in between (see FORMAT.md, "taint records").
-    pub(crate) taints: Mutex<HashSet<Vec<u8>>>,
 }
 
 /// The in-memory side of a table's counters.

@@ -190,6 +190,13 @@ fn a_failing_statement_rolls_back_only_itself() {
     close(db, engine);
 }
 
+// How these tests catch a broken single-delete contract: an entry put twice with no delete
+// in between, whose older put sits in an SST below, then single-deleted. If the single
+// delete meets the newer put in a flush (same memtable) or a non-bottommost compaction, both
+// go and the older put resurfaces. (At the bottommost level a single delete drops every older
+// version, which would hide the bug: so the newer put and the single delete are kept in one
+// memtable, and the older put is flushed first.)
+
 #[test]
 fn a_key_moved_away_and_back_in_one_transaction_is_deleted_cleanly_later() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,7 +208,8 @@ fn a_key_moved_away_and_back_in_one_transaction_is_deleted_cleanly_later() {
     s.insert(&t, b"1", &[k(b"x")], b"r").unwrap();
     s.commit().unwrap();
     db.flush().unwrap();
-    // x -> y -> x in one transaction: the entry (x, 1) is put a second time.
+    // x -> y -> x in one transaction: the entry (x, 1) is single-deleted and put again; the
+    // transaction commits both, so each put meets its own single delete.
     drop(s);
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.update(&t, b"1", &[k(b"x")], b"1", &[k(b"y")], b"r")
@@ -209,30 +217,156 @@ fn a_key_moved_away_and_back_in_one_transaction_is_deleted_cleanly_later() {
     s.update(&t, b"1", &[k(b"y")], b"1", &[k(b"x")], b"r")
         .unwrap();
     s.commit().unwrap();
-    db.flush().unwrap();
+    assert_eq!(
+        raw_index_keys(&db, &t, 1),
+        vec![raw_secondary_entry(&t, 1, b"x", b"1")]
+    );
     drop(s);
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.delete(&t, b"1", &[k(b"x")]).unwrap();
     s.commit().unwrap();
     db.flush().unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after flush"
+    );
     db.compact_range(&db.default_cf(), None).unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after compaction"
+    );
     assert!(index_entries(&engine, &t, 1).is_empty());
+    assert!(legacy_taint_records(&db).is_empty());
     drop((t, s));
     close(db, engine);
-    // The taint is persistent.
+    // After a reopen the entry is an ordinary one: put once, single-deleted once.
     let (db, engine) = open(dir.path());
     let t = engine.open_table(b"t").unwrap().unwrap();
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.insert(&t, b"1", &[k(b"x")], b"r").unwrap();
     s.commit().unwrap();
+    db.flush().unwrap();
     drop(s);
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.delete(&t, b"1", &[k(b"x")]).unwrap();
     s.commit().unwrap();
+    db.flush().unwrap();
     db.compact_range(&db.default_cf(), None).unwrap();
-    assert!(index_entries(&engine, &t, 1).is_empty());
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after compaction"
+    );
     drop((t, s));
     close(db, engine);
+}
+
+#[test]
+fn a_key_moved_away_and_back_then_deleted_in_one_transaction_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine
+        .create_table(b"t", &[primary(), secondary("a", false)], 1)
+        .unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.insert(&t, b"1", &[k(b"x")], b"r").unwrap();
+    s.insert(&t, b"2", &[k(b"x")], b"r").unwrap();
+    s.commit().unwrap();
+    db.flush().unwrap();
+    drop(s);
+    // Row 1: x -> y -> x -> deleted. Row 2: x -> y -> x, kept. Row 3: inserted, moved away
+    // and back, deleted. All in one transaction.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    for pk in [&b"1"[..], b"2"] {
+        s.update(&t, pk, &[k(b"x")], pk, &[k(b"y")], b"r").unwrap();
+        s.update(&t, pk, &[k(b"y")], pk, &[k(b"x")], b"r").unwrap();
+    }
+    s.delete(&t, b"1", &[k(b"x")]).unwrap();
+    s.insert(&t, b"3", &[k(b"z")], b"r").unwrap();
+    s.update(&t, b"3", &[k(b"z")], b"3", &[k(b"w")], b"r")
+        .unwrap();
+    s.update(&t, b"3", &[k(b"w")], b"3", &[k(b"z")], b"r")
+        .unwrap();
+    s.delete(&t, b"3", &[k(b"z")]).unwrap();
+    s.commit().unwrap();
+    let expected = vec![raw_secondary_entry(&t, 1, b"x", b"2")];
+    assert_eq!(raw_index_keys(&db, &t, 1), expected);
+    // Row 2's entry, put again in that transaction, is single-deleted cleanly too.
+    drop(s);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.delete(&t, b"2", &[k(b"x")]).unwrap();
+    s.commit().unwrap();
+    db.flush().unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after flush"
+    );
+    db.compact_range(&db.default_cf(), None).unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after compaction"
+    );
+    assert!(raw_index_keys(&db, &t, 0).is_empty());
+    assert!(legacy_taint_records(&db).is_empty());
+    drop((t, s));
+    close(db, engine);
+}
+
+#[test]
+fn legacy_taint_records_are_migrated_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine
+        .create_table(b"t", &[primary(), secondary("a", false)], 1)
+        .unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.insert(&t, b"1", &[k(b"x")], b"r").unwrap();
+    s.insert(&t, b"2", &[k(b"x")], b"r").unwrap();
+    s.commit().unwrap();
+    db.flush().unwrap();
+    // What older builds left behind: entries put twice with no delete in between, each
+    // with a taint record; (x, 2) was then plain-deleted (its row is gone).
+    let dd = db.cf(riptide_handler::DD_CF_NAME).unwrap();
+    let e1 = raw_secondary_entry(&t, 1, b"x", b"1");
+    let e2 = raw_secondary_entry(&t, 1, b"x", b"2");
+    for e in [&e1, &e2] {
+        db.put_cf(&db.default_cf(), e, b"").unwrap();
+        let mut x = b"X".to_vec();
+        x.extend_from_slice(e);
+        db.put_cf(&dd, &x, b"").unwrap();
+    }
+    db.delete(&primary_raw(&t, b"2")).unwrap();
+    db.delete(&e2).unwrap();
+    drop((t, s, dd));
+    engine.close().unwrap();
+    drop(engine);
+    // Open the handler layer again on the same database (the second puts stay in the
+    // memtable, where the single delete below would cancel them in the flush).
+    let engine = riptide_handler::HandlerEngine::open(std::sync::Arc::clone(&db)).unwrap();
+    assert!(legacy_taint_records(&db).is_empty());
+    let t = engine.open_table(b"t").unwrap().unwrap();
+    assert_eq!(raw_index_keys(&db, &t, 1), vec![e1.clone()]);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.delete(&t, b"1", &[k(b"x")]).unwrap();
+    s.commit().unwrap();
+    db.flush().unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after flush"
+    );
+    db.compact_range(&db.default_cf(), None).unwrap();
+    assert!(
+        raw_index_keys(&db, &t, 1).is_empty(),
+        "stale entry after compaction"
+    );
+    assert!(raw_index_keys(&db, &t, 0).is_empty());
+    drop((t, s));
+    close(db, engine);
+}
+
+fn primary_raw(t: &riptide_handler::Table, pk: &[u8]) -> Vec<u8> {
+    let mut key = t.index_prefix(0).unwrap().to_vec();
+    key.extend_from_slice(pk);
+    key
 }
 
 #[test]

@@ -85,3 +85,40 @@ pub fn index_entries(
     }
     out
 }
+
+/// Every raw key of column family `cf` that starts with `prefix`, read with a plain `Db`
+/// iterator (newest committed state, no transaction in between).
+pub fn raw_keys(db: &Db, cf: &riptide::ColumnFamily, prefix: &[u8]) -> Vec<Vec<u8>> {
+    let mut opts = riptide::ReadOptions::default().lower_bound(prefix.to_vec());
+    if let Some(hi) = riptide_handler::prefix_successor(prefix) {
+        opts = opts.upper_bound(hi);
+    }
+    let mut it = db.iter_cf(cf, opts).unwrap();
+    it.seek(prefix).unwrap();
+    let mut out = Vec::new();
+    while it.valid() && it.key().starts_with(prefix) {
+        out.push(it.key().to_vec());
+        it.next().unwrap();
+    }
+    out
+}
+
+/// The raw keys of index `n` of `t` in the data column family.
+pub fn raw_index_keys(db: &Db, t: &riptide_handler::Table, n: usize) -> Vec<Vec<u8>> {
+    raw_keys(db, &db.default_cf(), &t.index_prefix(n).unwrap())
+}
+
+/// The legacy taint records (`X` + entry) left in the dictionary; none is ever written now.
+pub fn legacy_taint_records(db: &Db) -> Vec<Vec<u8>> {
+    let dd = db.cf(riptide_handler::DD_CF_NAME).unwrap();
+    raw_keys(db, &dd, b"X")
+}
+
+/// A secondary entry key as FORMAT.md lays it out: index id + key + pk + pk length (BE).
+pub fn raw_secondary_entry(t: &riptide_handler::Table, n: usize, key: &[u8], pk: &[u8]) -> Vec<u8> {
+    let mut e = t.index_prefix(n).unwrap().to_vec();
+    e.extend_from_slice(key);
+    e.extend_from_slice(pk);
+    e.extend_from_slice(&u16::try_from(pk.len()).unwrap().to_be_bytes());
+    e
+}
