@@ -63,15 +63,23 @@ fn tombstone_runs(mem: &Arc<Memtable>, min_run: usize) -> Result<Vec<Vec<Vec<u8>
     use riptide_common::ValueKind;
     use riptide_common::key::parse_internal_key;
     let mut runs = Vec::new();
+    // A memtable with fewer deletes than one run holds no run: skip the pass.
+    if mem.delete_count() < min_run as u64 {
+        return Ok(runs);
+    }
     let mut current: Vec<Vec<u8>> = Vec::new();
-    let mut last_key: Option<Vec<u8>> = None;
+    // The user key of the previous entry (one buffer for the whole pass).
+    let mut last_key: Vec<u8> = Vec::new();
+    let mut first = true;
     let mut it = mem.iter();
     it.seek_to_first()?;
     while it.valid() {
         let ikey = parse_internal_key(it.key())?;
-        if last_key.as_deref() != Some(ikey.user_key) {
+        if first || last_key != ikey.user_key {
             // The first entry of a user key is its newest version.
-            last_key = Some(ikey.user_key.to_vec());
+            first = false;
+            last_key.clear();
+            last_key.extend_from_slice(ikey.user_key);
             match ikey.kind {
                 ValueKind::Delete | ValueKind::SingleDelete => {
                     current.push(ikey.user_key.to_vec());

@@ -86,7 +86,7 @@ fn run(concurrency: Concurrency) {
 }
 
 fn riptide_txn_overhead() -> usize {
-    48
+    riptide_txn::ENTRY_OVERHEAD_BYTES
 }
 
 #[test]

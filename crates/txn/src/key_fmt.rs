@@ -7,10 +7,13 @@ use riptide_common::CfId;
 /// Keys longer than this are cut in messages (the total length is still shown).
 const MAX_SHOWN_KEY_BYTES: usize = 48;
 
-/// Displays `cf 3 key "user\x00\x01"`: ASCII-escaped, cut after [`MAX_SHOWN_KEY_BYTES`].
-pub(crate) struct KeyFmt<'a> {
-    pub(crate) cf: CfId,
-    pub(crate) key: &'a [u8],
+/// Displays `cf 3 key "user\x00\x01"`: ASCII-escaped, cut after 48 bytes (the total length
+/// is then shown). Every error message of the engine that names a key uses it.
+pub struct KeyFmt<'a> {
+    /// The column family id.
+    pub cf: CfId,
+    /// The key.
+    pub key: &'a [u8],
 }
 
 impl fmt::Display for KeyFmt<'_> {

@@ -23,6 +23,7 @@ mod wait_for;
 mod write_buffer;
 mod xid;
 
+pub use key_fmt::KeyFmt;
 pub use lock_manager::{
     LockKey, LockManager, LockManagerOptions, LockManagerStats, LockMode, TxnId,
 };

@@ -14,24 +14,6 @@ use crate::cf::ColumnFamily;
 use crate::iterator::DbIterator;
 use crate::transaction::TxnShared;
 
-/// Renders a key for an error message: printable ASCII as is, other bytes as `\xNN`, cut
-/// after 64 bytes.
-pub(crate) fn escape(key: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for &b in key.iter().take(64) {
-        if b.is_ascii_graphic() || b == b' ' {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    if key.len() > 64 {
-        out.push_str("...");
-    }
-    out.push('"');
-    out
-}
-
 /// Which way the iterator last moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {

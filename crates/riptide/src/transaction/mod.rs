@@ -85,7 +85,7 @@ use parking_lot::Mutex;
 use riptide_common::key::MAX_SEQNO;
 use riptide_common::write_batch::WriteBatch as RawBatch;
 use riptide_common::{CfId, Error, ErrorKind, Result, SeqNo};
-use riptide_txn::{BufferedOp, LockMode, TrackedKeys, TxnId, WriteBuffer, Xid};
+use riptide_txn::{BufferedOp, KeyFmt, LockMode, TrackedKeys, TxnId, WriteBuffer, Xid};
 
 use crate::cf::ColumnFamily;
 use crate::db::DbInner;
@@ -448,11 +448,6 @@ impl Transaction {
         }
     }
 
-    /// The sequence number a key touched now is validated against.
-    fn validation_seqno(&self, st: &mut TxnState) -> SeqNo {
-        self.read_seqno(st)
-    }
-
     fn read(
         &self,
         cf: &ColumnFamily,
@@ -504,7 +499,8 @@ impl Transaction {
         mode: LockMode,
         blind_delete: bool,
     ) -> Result<()> {
-        let seqno = self.validation_seqno(st);
+        // Validated against the read point: a key is never tracked after it was read.
+        let seqno = self.read_seqno(st);
         match self.shared.opts.concurrency {
             Concurrency::Optimistic => {
                 st.tracked.track(cf.id(), key, seqno);
@@ -692,10 +688,10 @@ fn conflict(cf: &ColumnFamily, key: &[u8], seqno: SeqNo) -> Error {
     Error::new(
         ErrorKind::Conflict,
         format!(
-            "write conflict on key {} in column family {:?}: another transaction committed a \
-             newer version after this transaction's read point (sequence number {seqno}); \
-             roll back and retry",
-            crate::transaction::iter::escape(key),
+            "write conflict on {} (column family {:?}): another transaction committed a newer \
+             version after this transaction's read point (sequence number {seqno}); roll back \
+             and retry",
+            KeyFmt { cf: cf.id(), key },
             cf.name()
         ),
     )
