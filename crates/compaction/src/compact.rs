@@ -61,8 +61,12 @@ pub struct CompactionStats {
     pub range_tombstones_out: u64,
     /// Point versions dropped because a range tombstone of their stripe covers them.
     pub range_deleted: u64,
-    /// Number of key ranges merged in parallel (1 without subcompactions).
+    /// Number of key ranges merged in parallel (1 without subcompactions; 0 for a trivial
+    /// move, which merges nothing).
     pub subcompactions: usize,
+    /// Files moved to the output level unchanged (a trivial move, see
+    /// [`crate::CompactionJob::is_trivial_move`]); 0 for a merge.
+    pub files_moved: u64,
     /// Wall-clock time of the whole compaction.
     pub duration: Duration,
 }
@@ -206,6 +210,7 @@ pub fn compact(
             range_tombstones_out: r.range_tombstones_out,
             range_deleted: r.gc.range_deleted,
             subcompactions: 1,
+            files_moved: 0,
             duration: started.elapsed(),
         },
         new_files: r.new_files,

@@ -1,4 +1,5 @@
-//! Flush: writing a memtable out as a new L0 table.
+//! Flush: writing a memtable out as a new L0 table (or, into an empty column family, as
+//! several small tables for the base level).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +30,31 @@ pub fn flush_memtable(
     cache: Option<Arc<BlockCache>>,
     snapshots: &[SeqNo],
 ) -> Result<Option<Arc<TableHandle>>> {
-    flush_memtable_coalescing(mem, dir, number, table_opts, cache, snapshots, None)
+    let mut numbers = std::iter::once(number);
+    let mut next = || numbers.next().unwrap_or(number);
+    let mut files = flush_memtable_coalescing(
+        mem,
+        dir,
+        FlushOutput {
+            next_number: &mut next,
+            max_file_size: u64::MAX,
+        },
+        table_opts,
+        cache,
+        snapshots,
+        None,
+    )?;
+    Ok(files.pop())
+}
+
+/// Where [`flush_memtable_coalescing`] writes: file numbers and how big a file may grow.
+pub struct FlushOutput<'a> {
+    /// Returns the number of each new table file.
+    pub next_number: &'a mut dyn FnMut() -> u64,
+    /// A new file is started (between two user keys) once one reaches this size;
+    /// `u64::MAX` writes one file. Several files from one memtable never overlap, so they
+    /// can go to a sorted level together (see [`crate::CompactionJob::is_trivial_move`]).
+    pub max_file_size: u64,
 }
 
 /// The check of [`TombstoneCoalescing::verify`]: `(first, last, run) -> Result<bool>`.
@@ -101,19 +126,20 @@ fn tombstone_runs(mem: &Arc<Memtable>, min_run: usize) -> Result<Vec<Vec<Vec<u8>
     Ok(runs)
 }
 
-/// [`flush_memtable`], and with `coalesce` given, runs of point tombstones also become range
-/// tombstones (see [`TombstoneCoalescing`]).
+/// [`flush_memtable`] into the files of `output` (in key order; empty if nothing is left to
+/// write), and with `coalesce` given, runs of point tombstones also become range tombstones
+/// (see [`TombstoneCoalescing`]).
 pub fn flush_memtable_coalescing(
     mem: &Arc<Memtable>,
     dir: &Path,
-    number: u64,
+    output: FlushOutput<'_>,
     table_opts: &TableOptions,
     cache: Option<Arc<BlockCache>>,
     snapshots: &[SeqNo],
     coalesce: Option<&TombstoneCoalescing<'_>>,
-) -> Result<Option<Arc<TableHandle>>> {
+) -> Result<Vec<Arc<TableHandle>>> {
     if mem.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let snapshots = crate::compact::sorted(snapshots);
     let mut tombstones = mem.range_tombstones();
@@ -130,19 +156,16 @@ pub fn flush_memtable_coalescing(
         }
     }
     let mut range_dels = RangeDelAggregator::new(tombstones, &snapshots);
-    let mut numbers = std::iter::once(number);
-    let mut out = OutputTables::new(
-        dir,
-        table_opts,
-        cache,
-        || numbers.next().unwrap_or(number),
-        u64::MAX,
-    )
-    .with_range_tombstones(&range_dels.output_tombstones(false), None, None);
+    let FlushOutput {
+        next_number,
+        max_file_size,
+    } = output;
+    let mut out = OutputTables::new(dir, table_opts, cache, next_number, max_file_size)
+        .with_range_tombstones(&range_dels.output_tombstones(false), None, None);
     let mut it = mem.iter();
     copy_with_gc_and_range_dels(&mut it, &snapshots, false, &mut range_dels, |k, v| {
         out.add(k, v)
     })?;
-    let (mut files, _) = out.finish()?;
-    Ok(files.pop())
+    let (files, _) = out.finish()?;
+    Ok(files)
 }

@@ -72,6 +72,56 @@ impl CompactionJob {
         self.inputs.iter().map(|(l, _)| *l)
     }
 
+    /// True when the job can be done by moving its input files to [`Self::output_level`]
+    /// unchanged (a *trivial move*, as RocksDB calls it): the inputs all come from one level
+    /// above the output level, no output-level file overlaps them, and their user-key ranges
+    /// are pairwise disjoint, so they can sit side by side in the sorted output level.
+    ///
+    /// Only size-triggered jobs move: a manual or tombstone-density job is asked for to
+    /// rewrite (and drop tombstones), so it always merges.
+    pub fn is_trivial_move(&self) -> bool {
+        if !matches!(
+            self.reason,
+            CompactionReason::L0FileCount | CompactionReason::LevelSize
+        ) {
+            return false;
+        }
+        let [(level, files)] = self.inputs.as_slice() else {
+            return false;
+        };
+        if *level == self.output_level || files.is_empty() {
+            return false;
+        }
+        let mut sorted: Vec<&Arc<TableHandle>> = files.iter().collect();
+        sorted.sort_by(|a, b| a.meta.smallest_user_key().cmp(b.meta.smallest_user_key()));
+        sorted
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a.meta.ends_before(b.meta.smallest_user_key())))
+    }
+
+    /// The version edits of a trivial move (see [`Self::is_trivial_move`]): each input is
+    /// deleted from its level and added, with the same number and description, to
+    /// [`Self::output_level`]. Apply them with the inputs themselves as the tables, so the
+    /// open handles carry over.
+    pub fn trivial_move_edits(&self) -> Vec<VersionEdit> {
+        let mut edits = Vec::new();
+        for (level, files) in &self.inputs {
+            for f in files {
+                edits.push(VersionEdit::DeleteFile {
+                    cf: self.cf,
+                    level: *level,
+                    number: f.number(),
+                });
+                edits.push(VersionEdit::AddFile {
+                    cf: self.cf,
+                    level: self.output_level,
+                    meta: f.meta.clone(),
+                });
+            }
+        }
+        edits
+    }
+
     /// The version edits that install `output` (the result of running this job): delete
     /// every input from its level, add every new file at [`Self::output_level`]. Pass
     /// `output.new_files` as the tables of

@@ -3,6 +3,14 @@
 /// One MiB.
 const MIB: u64 = 1 << 20;
 
+/// A column family's tables are written in files of at most 1/this of its size (see
+/// [`LevelOptions::output_file_size`]).
+pub const YOUNG_TREE_FILES: u64 = 32;
+
+/// The smallest file size [`LevelOptions::output_file_size`] picks for a young tree (a
+/// smaller [`LevelOptions::target_file_size_base`] still wins).
+pub const MIN_YOUNG_FILE_SIZE: u64 = 2 * MIB;
+
 /// How leveled compaction shapes the tree of levels (RocksDB's level-style options; each
 /// field names its RocksDB equivalent).
 #[derive(Debug, Clone, PartialEq)]
@@ -11,6 +19,15 @@ pub struct LevelOptions {
     pub num_levels: usize,
     /// L0 is compacted once it has this many files (RocksDB `level0_file_num_compaction_trigger`).
     pub l0_compaction_trigger: usize,
+    /// L0 is also compacted once its bytes reach this fraction of the bytes in all deeper
+    /// levels together (0 disables; no RocksDB equivalent; default 0.25). It matters only
+    /// while the database is small next to its write buffer: a compaction keeps its L0
+    /// inputs on disk until it ends, so with four 64 MiB L0 files on a 220 MiB database the
+    /// disk briefly held twice the live data. With L0 at most a quarter of the data below
+    /// it, that transient stays near 1.2x of the tables. Once the deeper levels hold more
+    /// than `l0_compaction_trigger` files' worth / this fraction, the file-count trigger
+    /// fires first and this one never does. See `docs/ENGINE.md`, "A young database".
+    pub l0_fraction_trigger: f64,
     /// Target size of the base level (RocksDB `max_bytes_for_level_base`). With
     /// [`Self::dynamic_level_bytes`] it is the upper bound of the base level's target; it is
     /// also the size at which L0 is compacted even below its file-count trigger.
@@ -46,6 +63,7 @@ impl Default for LevelOptions {
         LevelOptions {
             num_levels: 7,
             l0_compaction_trigger: 4,
+            l0_fraction_trigger: 0.25,
             max_bytes_for_level_base: 256 * MIB,
             level_size_ratio: 10.0,
             dynamic_level_bytes: true,
@@ -90,6 +108,21 @@ impl LevelOptions {
         // `as` saturates for floats: huge values become u64::MAX.
         (size as u64).max(1)
     }
+
+    /// The size of the files a compaction into `output_level` writes in a column family
+    /// holding `cf_bytes` of tables: [`Self::target_file_size`], but no more than
+    /// 1/[`YOUNG_TREE_FILES`] of the column family (and no less than
+    /// [`MIN_YOUNG_FILE_SIZE`]).
+    ///
+    /// Why: a progressive compaction (`crate::progressive`) frees the output level's old
+    /// files one slice of files at a time. In a young database whose whole last level is
+    /// one or two 64 MiB files, a slice would be the whole level, and the disk would hold
+    /// it twice until the job ended. Small files while the tree is small keep slices small;
+    /// as the tree grows, compactions rewrite them at the full target size.
+    pub fn output_file_size(&self, output_level: usize, base_level: usize, cf_bytes: u64) -> u64 {
+        let young = (cf_bytes / YOUNG_TREE_FILES).max(MIN_YOUNG_FILE_SIZE);
+        self.target_file_size(output_level, base_level).min(young)
+    }
 }
 
 #[cfg(test)]
@@ -109,5 +142,19 @@ mod tests {
         assert_eq!(o.target_file_size(6, 5), 200);
         assert_eq!(o.target_file_size(0, 3), 100);
         assert_eq!(LevelOptions::default().max_compaction_bytes, 25 * 64 * MIB);
+    }
+
+    #[test]
+    fn young_trees_write_smaller_files() {
+        let o = LevelOptions::default();
+        assert_eq!(o.output_file_size(6, 6, 0), MIN_YOUNG_FILE_SIZE);
+        assert_eq!(o.output_file_size(6, 6, 320 * MIB), 10 * MIB);
+        assert_eq!(o.output_file_size(6, 6, 2048 * MIB), 64 * MIB);
+        assert_eq!(o.output_file_size(6, 6, 100 * 1024 * MIB), 64 * MIB);
+        let tiny = LevelOptions {
+            target_file_size_base: 4096,
+            ..LevelOptions::default()
+        };
+        assert_eq!(tiny.output_file_size(1, 1, 0), 4096);
     }
 }

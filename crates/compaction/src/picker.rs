@@ -2,7 +2,8 @@
 //! one, and fall back to files dense with tombstones.
 //!
 //! * score(L0) = L0 files not being compacted / `l0_compaction_trigger`, or their bytes /
-//!   `max_bytes_for_level_base` if larger;
+//!   `max_bytes_for_level_base`, or their bytes / (`l0_fraction_trigger` x the bytes of
+//!   every deeper level), whichever is largest (L0 files with nothing below them score 1);
 //! * score(Ln) = bytes of Ln files not being compacted / target of Ln (see
 //!   [`crate::targets`]); the last level is not scored.
 //!
@@ -53,10 +54,13 @@ fn level_scores(
     (0..targets.last_level())
         .map(|level| {
             if level == 0 {
-                let count = idle(0).count() as f64 / opts.l0_compaction_trigger.max(1) as f64;
-                let bytes = idle(0).map(|f| f.meta.file_size).sum::<u64>() as f64
-                    / opts.max_bytes_for_level_base.max(1) as f64;
-                count.max(bytes)
+                let files = idle(0).count();
+                let count = files as f64 / opts.l0_compaction_trigger.max(1) as f64;
+                let l0_bytes = idle(0).map(|f| f.meta.file_size).sum::<u64>() as f64;
+                let bytes = l0_bytes / opts.max_bytes_for_level_base.max(1) as f64;
+                count
+                    .max(bytes)
+                    .max(fraction_score(opts, files, l0_bytes, targets))
             } else {
                 match targets.target(level) {
                     0 => 0.0,
@@ -65,6 +69,21 @@ fn level_scores(
             }
         })
         .collect()
+}
+
+/// The L0 score from [`LevelOptions::l0_fraction_trigger`]: `l0_bytes` over the fraction of
+/// the deeper levels' bytes, or 1 when L0 has files and nothing lies below (the first flush
+/// of a database then moves down at once, see [`CompactionJob::is_trivial_move`]).
+fn fraction_score(opts: &LevelOptions, l0_files: usize, l0_bytes: f64, t: &LevelTargets) -> f64 {
+    let fraction = opts.l0_fraction_trigger;
+    if !(fraction.is_finite() && fraction > 0.0) || l0_files == 0 {
+        return 0.0;
+    }
+    let below: u64 = t.level_bytes.iter().skip(1).sum();
+    if below == 0 {
+        return 1.0;
+    }
+    l0_bytes / (fraction * below as f64)
 }
 
 /// Picks the most urgent compaction of `cf` in `version` and registers it in `registry`,
@@ -145,9 +164,11 @@ impl PickContext<'_> {
             output_level,
             reason,
             score,
-            target_file_size: self
-                .opts
-                .target_file_size(output_level, self.targets.base_level),
+            target_file_size: self.opts.output_file_size(
+                output_level,
+                self.targets.base_level,
+                self.targets.level_bytes.iter().sum(),
+            ),
             smallest_user_key: smallest,
             largest_user_key: largest,
         })

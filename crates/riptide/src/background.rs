@@ -16,9 +16,10 @@ use std::thread::JoinHandle;
 
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
-    CompactionJob, CompactionOptions, CompactionOutput, ManualCompaction, ManualStep, TableHandle,
-    TombstoneCoalescing, Version, VersionEdit, flush_memtable_coalescing, level_targets,
-    pick_compaction, run_compaction, run_compaction_progressive,
+    CompactionJob, CompactionOptions, CompactionOutput, CompactionStats, FlushOutput,
+    ManualCompaction, ManualStep, TableHandle, TombstoneCoalescing, Version, VersionEdit,
+    flush_memtable_coalescing, level_targets, pick_compaction, run_compaction,
+    run_compaction_progressive,
 };
 use riptide_memtable::Memtable;
 
@@ -124,11 +125,26 @@ fn flush_all(db: &DbInner) -> Result<()> {
 }
 
 /// Writes one frozen memtable as an L0 table and drops it from the view.
+///
+/// With `Options::young_space_bound`, into a column family without any table, the memtable
+/// is instead written as small tables
+/// (see `LevelOptions::output_file_size`) straight into the base level: nothing can overlap
+/// them, so this is the flush plus the trivial move a compaction would make next, and it
+/// gives the first real compaction small output-level files to free one slice at a time
+/// (see `docs/ENGINE.md`, "A young database").
 fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> {
-    let number = db.versions.lock().new_file_number();
     let snapshots = db.snapshots.seqnos();
     // Everything in this version was flushed before `mem` (the oldest frozen memtable).
     let older = Arc::clone(&cf.view().version);
+    let level_opts = db.options.level_options();
+    let into_empty_cf =
+        db.options.young_space_bound && older.levels(cf.id).iter().all(Vec::is_empty);
+    let max_file_size = if into_empty_cf {
+        let base = level_targets(&older, cf.id, &level_opts).base_level;
+        level_opts.output_file_size(base, base, 0)
+    } else {
+        u64::MAX
+    };
     let verify = |first: &[u8], last: &[u8], run: &[Vec<u8>]| -> Result<bool> {
         only_run_keys_live(cf.id, &older, first, last, run)
     };
@@ -136,10 +152,14 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         min_run: db.options.tombstone_coalesce_min_run,
         verify: &verify,
     };
-    let table = flush_memtable_coalescing(
+    let mut next_number = || db.versions.lock().new_file_number();
+    let flushed = flush_memtable_coalescing(
         mem,
         &db.path,
-        number,
+        FlushOutput {
+            next_number: &mut next_number,
+            max_file_size,
+        },
         &db.options.table_options(),
         Some(Arc::clone(&db.cache)),
         &snapshots,
@@ -150,22 +170,29 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     if cf.is_dropped() {
         // Dropped while this flush ran (`drop_cf` holds the version-set lock while it drops):
         // the table has no column family to join. Its file goes when the handle drops.
-        if let Some(table) = &table {
+        for table in &flushed {
             table.mark_obsolete();
         }
         return Ok(());
     }
+    // Only this thread adds tables to an empty column family (compactions need inputs), so
+    // it is still empty; checked anyway, since L0 is always a safe place.
+    let current = vs.current();
+    let level = if into_empty_cf && current.levels(cf.id).iter().all(Vec::is_empty) {
+        level_targets(&current, cf.id, &level_opts).base_level
+    } else {
+        0
+    };
     let mut edits = Vec::new();
-    let mut tables = Vec::new();
-    if let Some(table) = table {
+    for table in &flushed {
         Counters::add(&db.counters.flush_bytes_written, table.meta.file_size);
         edits.push(VersionEdit::AddFile {
             cf: cf.id,
-            level: 0,
+            level,
             meta: table.meta.clone(),
         });
-        tables.push(table);
     }
+    let tables = flushed;
     // Every column family's log number becomes the segment of its oldest memtable that
     // still holds unflushed data (this memtable excluded), so older segments can go.
     for other in db.cfs.read().values() {
@@ -299,14 +326,18 @@ pub(crate) fn run_and_install(db: &DbInner, job: &mut CompactionJob) -> Result<(
     }
     let output = outcome?;
     let c = &db.counters;
-    Counters::add(&c.compactions, 1);
-    Counters::add(&c.compaction_bytes_read, output.stats.bytes_read);
-    Counters::add(&c.compaction_bytes_written, output.stats.bytes_written);
-    Counters::add(
-        &c.compaction_tombstones_dropped,
-        output.stats.tombstones_dropped,
-    );
-    Counters::add(&c.compaction_range_deleted, output.stats.range_deleted);
+    if output.stats.files_moved > 0 {
+        Counters::add(&c.compaction_files_moved, output.stats.files_moved);
+    } else {
+        Counters::add(&c.compactions, 1);
+        Counters::add(&c.compaction_bytes_read, output.stats.bytes_read);
+        Counters::add(&c.compaction_bytes_written, output.stats.bytes_written);
+        Counters::add(
+            &c.compaction_tombstones_dropped,
+            output.stats.tombstones_dropped,
+        );
+        Counters::add(&c.compaction_range_deleted, output.stats.range_deleted);
+    }
     let mut bg = db.bg.lock();
     bg.pending_compaction = true;
     db.bg_cv.notify_all();
@@ -361,6 +392,17 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
         refresh_pending_compaction_bytes(db, &version);
         Ok(())
     };
+    if job.is_trivial_move() {
+        install(job.trivial_move_edits(), &[])?;
+        return Ok(CompactionOutput {
+            new_files: Vec::new(),
+            stats: CompactionStats {
+                files_moved: job.input_files().count() as u64,
+                subcompactions: 0,
+                ..Default::default()
+            },
+        });
+    }
     if db.options.max_subcompactions <= 1 {
         let slice = job.target_file_size.saturating_mul(SLICE_FILES);
         return run_compaction_progressive(job, &opts, alloc, slice, install);

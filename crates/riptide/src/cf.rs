@@ -85,6 +85,15 @@ impl CfView {
         self.version.levels(self.cf_id)
     }
 
+    /// Bytes of this column family's tables.
+    pub(crate) fn table_bytes(&self) -> u64 {
+        self.levels()
+            .iter()
+            .flatten()
+            .map(|f| f.meta.file_size)
+            .sum()
+    }
+
     /// Point lookup at `snapshot`, newest source first; the first source holding a version
     /// `<= snapshot` decides.
     ///
@@ -389,17 +398,27 @@ pub(crate) struct CfData {
     pub(crate) view: RwLock<Arc<CfView>>,
     /// Estimated bytes compaction must still rewrite, refreshed by the background worker.
     pub(crate) pending_compaction_bytes: AtomicU64,
+    /// Bytes of the column family's tables in the current view's version (drives
+    /// `Options::memtable_limit`).
+    table_bytes: AtomicU64,
 }
 
 impl CfData {
     pub(crate) fn new(id: CfId, name: String, view: CfView) -> Arc<CfData> {
+        let table_bytes = AtomicU64::new(view.table_bytes());
         Arc::new(CfData {
             id,
             name,
             dropped: AtomicBool::new(false),
             view: RwLock::new(Arc::new(view)),
             pending_compaction_bytes: AtomicU64::new(0),
+            table_bytes,
         })
+    }
+
+    /// Bytes of the column family's tables now.
+    pub(crate) fn table_bytes(&self) -> u64 {
+        self.table_bytes.load(Ordering::Relaxed)
     }
 
     /// The current view (cheap: one Arc clone under a read lock).
@@ -411,6 +430,10 @@ impl CfData {
     pub(crate) fn update_view(&self, f: impl FnOnce(&CfView) -> CfView) {
         let mut guard = self.view.write();
         let next = f(&guard);
+        if !Arc::ptr_eq(&next.version, &guard.version) {
+            self.table_bytes
+                .store(next.table_bytes(), Ordering::Relaxed);
+        }
         *guard = Arc::new(next);
     }
 

@@ -649,7 +649,7 @@ impl DbInner {
         self.apply_back_pressure(&cfs, group_bytes)?;
         for cf in cfs.values() {
             let mem = cf.view().mem.approximate_memory_usage();
-            let full = mem >= self.options.write_buffer_size;
+            let full = mem >= self.options.memtable_limit(cf.table_bytes());
             // A scan asked for an early flush (tombstones it keeps stepping over); not for
             // tiny memtables, so scans cannot turn every write into a flush.
             let asked =
@@ -760,8 +760,8 @@ impl DbInner {
             .values()
             .map(|cf| {
                 let view = cf.view();
-                let active_full =
-                    view.mem.approximate_memory_usage() >= self.options.write_buffer_size;
+                let active_full = view.mem.approximate_memory_usage()
+                    >= self.options.memtable_limit(cf.table_bytes());
                 let max = self.options.max_immutable_memtables;
                 Pressure {
                     l0_files: view.levels().first().map_or(0, Vec::len),
@@ -948,6 +948,7 @@ impl DbInner {
             immutable_memtables,
             compaction_tombstones_dropped: get(&c.compaction_tombstones_dropped),
             compaction_range_deleted: get(&c.compaction_range_deleted),
+            compaction_files_moved: get(&c.compaction_files_moved),
             pending_compaction_bytes,
             running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,

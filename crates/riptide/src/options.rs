@@ -22,6 +22,7 @@ pub struct Options {
     pub(crate) compression: Compression,
     pub(crate) bloom_bits_per_key: u32,
     pub(crate) l0_compaction_trigger: usize,
+    pub(crate) young_space_bound: bool,
     pub(crate) target_file_size: u64,
     pub(crate) l0_slowdown_trigger: usize,
     pub(crate) l0_stop_trigger: usize,
@@ -43,6 +44,10 @@ pub struct Options {
     pub(crate) max_open_files: usize,
 }
 
+/// With [`Options::young_space_bound`], the largest share of a column family's table bytes
+/// that its memtable, or its L0, may hold before it is flushed, or merged down.
+const YOUNG_FRACTION: f64 = 0.25;
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -58,6 +63,7 @@ impl Default for Options {
             compression: Compression::None,
             bloom_bits_per_key: 10,
             l0_compaction_trigger: 4,
+            young_space_bound: true,
             target_file_size: 64 << 20,
             l0_slowdown_trigger: 20,
             l0_stop_trigger: 36,
@@ -161,6 +167,40 @@ impl Options {
     pub fn l0_compaction_trigger(mut self, n: usize) -> Self {
         self.l0_compaction_trigger = n.max(2);
         self
+    }
+
+    /// Bound space amplification while a column family is small next to its write buffer.
+    /// Default on. A flush needs the memtable's WAL and its new table on disk at once, and a
+    /// compaction keeps its L0 inputs until it ends; on a 200 MiB database with a 64 MiB
+    /// memtable and four L0 files that briefly doubled the disk use. With this on:
+    /// * a column family's memtable is flushed once it holds a quarter of the bytes of the
+    ///   column family's tables, but never below `write_buffer_size / 8` nor above
+    ///   `write_buffer_size` (so from twice `write_buffer_size` of tables on, nothing
+    ///   changes);
+    /// * L0 is merged down once it holds a quarter of the bytes of the deeper levels (see
+    ///   `LevelOptions::l0_fraction_trigger`);
+    /// * the first flush into a column family without tables writes small tables straight
+    ///   into the base level, where the first compaction can free them one at a time.
+    ///
+    /// The price is more, smaller flushes and compactions while the database is young. See
+    /// `docs/ENGINE.md`, "A young database".
+    pub fn young_space_bound(mut self, on: bool) -> Self {
+        self.young_space_bound = on;
+        self
+    }
+
+    /// The memtable size at which a column family holding `table_bytes` of tables is
+    /// flushed: `write_buffer_size`, or less while the column family is young (see
+    /// [`Self::young_space_bound`]).
+    pub(crate) fn memtable_limit(&self, table_bytes: u64) -> usize {
+        let full = self.write_buffer_size;
+        if !self.young_space_bound {
+            return full;
+        }
+        let share = (table_bytes as f64 * YOUNG_FRACTION) as u64;
+        usize::try_from(share)
+            .unwrap_or(usize::MAX)
+            .clamp((full / 8).max(1), full)
     }
 
     /// Target size of tables written by compaction. Default 64 MiB
@@ -324,6 +364,11 @@ impl Options {
                 .unwrap_or(self.target_file_size.saturating_mul(25)),
             num_levels: self.num_levels,
             l0_compaction_trigger: self.l0_compaction_trigger,
+            l0_fraction_trigger: if self.young_space_bound {
+                YOUNG_FRACTION
+            } else {
+                0.0
+            },
             max_bytes_for_level_base: self.max_bytes_for_level_base,
             level_size_ratio: self.level_size_ratio,
             dynamic_level_bytes: self.dynamic_level_bytes,

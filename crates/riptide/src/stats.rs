@@ -18,6 +18,7 @@ pub(crate) struct Counters {
     pub(crate) compaction_bytes_written: AtomicU64,
     pub(crate) compaction_tombstones_dropped: AtomicU64,
     pub(crate) compaction_range_deleted: AtomicU64,
+    pub(crate) compaction_files_moved: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,
@@ -91,6 +92,9 @@ pub struct Statistics {
     pub compaction_tombstones_dropped: u64,
     /// Versions compactions dropped because a range delete covered them.
     pub compaction_range_deleted: u64,
+    /// Table files moved down a level unchanged (trivial moves: no merge, no bytes written;
+    /// counted in neither `compactions` nor the compaction bytes).
+    pub compaction_files_moved: u64,
     /// Estimated bytes compaction must still rewrite (drives write back-pressure).
     pub pending_compaction_bytes: u64,
     /// Compactions running now.
@@ -211,8 +215,11 @@ impl fmt::Display for Statistics {
         )?;
         writeln!(
             f,
-            "compactions: {} ({} bytes read, {} bytes written)",
-            self.compactions, self.compaction_bytes_read, self.compaction_bytes_written
+            "compactions: {} ({} bytes read, {} bytes written), {} files moved down unchanged",
+            self.compactions,
+            self.compaction_bytes_read,
+            self.compaction_bytes_written,
+            self.compaction_files_moved
         )?;
         writeln!(
             f,

@@ -71,6 +71,8 @@ fn a_zero_trigger_never_flushes_early() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options::default()
         .write_buffer_size(8 << 20)
+        // Only a full memtable may flush (no young-database early flushes).
+        .young_space_bound(false)
         .memtable_scan_flush_trigger(0);
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..20_000 {
