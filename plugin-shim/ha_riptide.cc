@@ -59,6 +59,7 @@ uint sv_l0_stop_trigger;
 uint sv_bloom_bits_per_key;
 uint sv_max_open_files;
 ulonglong sv_target_file_size;
+my_bool sv_young_space_bound;
 char *sv_data_dir;
 
 /* riptide_sync_mode values, in this order. */
@@ -132,6 +133,11 @@ MYSQL_SYSVAR_ULONGLONG(target_file_size, sv_target_file_size, RO_VAR,
                        "Target size of tables written by compaction, in bytes (RocksDB "
                        "target_file_size_base)",
                        nullptr, nullptr, 64 * MiB, 4 * KiB, TiB, 0);
+MYSQL_SYSVAR_BOOL(young_space_bound, sv_young_space_bound, PLUGIN_VAR_READONLY,
+                  "While a table space is small next to riptide_write_buffer_size, flush "
+                  "and merge earlier so the disk holds at most about 1.5x the data (costs "
+                  "more compaction writes until about 1 GiB of data)",
+                  nullptr, nullptr, TRUE);
 MYSQL_SYSVAR_STR(data_dir, sv_data_dir, RO_VAR,
                  "Directory of the Riptide database (default: #riptide in the datadir; a "
                  "relative path is relative to the datadir)",
@@ -155,6 +161,7 @@ struct st_mysql_sys_var *riptide_system_variables[]= {
     MYSQL_SYSVAR(bloom_bits_per_key),
     MYSQL_SYSVAR(max_open_files),
     MYSQL_SYSVAR(target_file_size),
+    MYSQL_SYSVAR(young_space_bound),
     MYSQL_SYSVAR(data_dir),
     MYSQL_SYSVAR(lock_wait_timeout),
     nullptr};
@@ -436,6 +443,7 @@ const Riptide_stat_field riptide_stat_fields[]= {
     RIPTIDE_STAT("bytes_written", user_bytes_written),
     RIPTIDE_STAT("compaction_bytes_read", compaction_bytes_read),
     RIPTIDE_STAT("compaction_bytes_written", compaction_bytes_written),
+    RIPTIDE_STAT("compaction_files_moved", compaction_files_moved),
     RIPTIDE_STAT("compactions", compactions),
     RIPTIDE_STAT("flush_bytes_written", flush_bytes_written),
     RIPTIDE_STAT("flushes", flushes),
@@ -571,7 +579,9 @@ bool apply_options(riptide_options_t *opts)
          check("max_open_files",
                riptide_options_set_max_open_files(opts, sv_max_open_files, &err)) &&
          check("target_file_size",
-               riptide_options_set_target_file_size(opts, sv_target_file_size, &err));
+               riptide_options_set_target_file_size(opts, sv_target_file_size, &err)) &&
+         check("young_space_bound",
+               riptide_options_set_young_space_bound(opts, sv_young_space_bound, &err));
 }
 
 int riptide_init(void *p)

@@ -308,6 +308,8 @@ typedef struct riptide_stats_t {
     double block_reads_per_get;
     // Fraction of block lookups served from the cache; 0 before any lookup.
     double block_cache_hit_rate;
+    // Table files moved down a level unchanged (trivial moves).
+    uint64_t compaction_files_moved;
 } riptide_stats_t;
 
 // A two-phase-commit transaction id as X/Open XA (and MariaDB's `XID`) define it. Only the
@@ -1286,6 +1288,17 @@ enum riptide_status_t riptide_options_set_bloom_bits_per_key(struct riptide_opti
 enum riptide_status_t riptide_options_set_l0_compaction_trigger(struct riptide_options_t *options,
                                                                 size_t count,
                                                                 char **errmsg);
+
+// Bound space amplification while a column family is small next to its write buffer
+// (smaller flushes and earlier L0 merges until it holds about 1 GiB of tables with the
+// defaults; see `Options::young_space_bound`). Default true.
+//
+// # Safety
+//
+// As `riptide_options_set_create_if_missing`.
+enum riptide_status_t riptide_options_set_young_space_bound(struct riptide_options_t *options,
+                                                            bool value,
+                                                            char **errmsg);
 
 // Target size of tables written by compaction. Default 64 MiB (RocksDB
 // `target_file_size_base`).

@@ -357,6 +357,23 @@ pub unsafe extern "C" fn riptide_options_set_l0_compaction_trigger(
     unsafe { set(options, errmsg, |o| Ok(o.l0_compaction_trigger(count))) }
 }
 
+/// Bound space amplification while a column family is small next to its write buffer
+/// (smaller flushes and earlier L0 merges until it holds about 1 GiB of tables with the
+/// defaults; see `Options::young_space_bound`). Default true.
+///
+/// # Safety
+///
+/// As `riptide_options_set_create_if_missing`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_options_set_young_space_bound(
+    options: *mut riptide_options_t,
+    value: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { set(options, errmsg, |o| Ok(o.young_space_bound(value))) }
+}
+
 /// Target size of tables written by compaction. Default 64 MiB (RocksDB
 /// `target_file_size_base`).
 ///

@@ -105,6 +105,8 @@ pub struct riptide_stats_t {
     pub block_reads_per_get: f64,
     /// Fraction of block lookups served from the cache; 0 before any lookup.
     pub block_cache_hit_rate: f64,
+    /// Table files moved down a level unchanged (trivial moves).
+    pub compaction_files_moved: u64,
 }
 
 impl riptide_stats_t {
@@ -156,6 +158,7 @@ impl riptide_stats_t {
             space_amplification: s.space_amplification(),
             block_reads_per_get: s.block_reads_per_get(),
             block_cache_hit_rate: s.block_cache_hit_rate(),
+            compaction_files_moved: s.compaction_files_moved,
         }
     }
 }
