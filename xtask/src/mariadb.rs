@@ -876,7 +876,11 @@ pub fn stop() -> Result<()> {
 
 /// `cargo xtask mtr [suite...] [-- mtr args]`: runs our suites with MariaDB's mtr.
 pub fn mtr(suites: Vec<String>, extra: Vec<String>) -> Result<()> {
-    plugin()?;
+    // RIPTIDE_MTR_NO_BUILD=1 runs against the plugin already built (while someone else is
+    // changing its sources).
+    if std::env::var_os("RIPTIDE_MTR_NO_BUILD").is_none() {
+        plugin()?;
+    }
     let ours = root().join("mysql-test");
     // Each folder of mysql-test/ is a suite, linked where the installed mtr looks for
     // plugin suites: mysql-test/plugin/riptide/<suite>.
@@ -902,7 +906,10 @@ pub fn mtr(suites: Vec<String>, extra: Vec<String>) -> Result<()> {
     } else {
         suites
     };
-    let vardir = target().join("mtr").join("var");
+    // RIPTIDE_MTR_VARDIR lets several mtr runs share the machine (each its own vardir).
+    let vardir = std::env::var_os("RIPTIDE_MTR_VARDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target().join("mtr").join("var"));
     let _ = fs::remove_dir_all(&vardir);
     fs::create_dir_all(&vardir)?;
     let mut m = Command::new(Path::new(MTR_DIR).join("mtr"));
