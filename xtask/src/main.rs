@@ -23,7 +23,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Verb {
     /// Every check and test: formatting, clippy, unit, property, crash and corruption tests,
-    /// then the MariaDB plugin build and its mtr suites (installs MariaDB if missing).
+    /// a 2-minute crash test (`crash`), then the MariaDB plugin build and its mtr suites
+    /// (installs MariaDB if missing).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -57,6 +58,17 @@ enum Verb {
         /// Extra arguments for mtr (after `--`), e.g. `-- --record basic`.
         #[arg(last = true)]
         args: Vec<String>,
+    },
+    /// The crash test: random operations on a database with small memtables, killed with
+    /// SIGKILL at random moments, reopened and verified against the expected state, for the
+    /// given time (tools/stress; `riptide-stress --help` for more).
+    Crash {
+        /// How long to keep killing, in minutes.
+        #[arg(long, default_value_t = 2.0)]
+        minutes: f64,
+        /// Seed of the first round (default: from the clock; printed for replay).
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Benchmarks: the load/read comparison (default) or the criterion micro-benchmarks.
     Bench {
@@ -124,6 +136,7 @@ fn test(no_lint: bool) -> Result<()> {
     let mut t = cargo();
     t.args(["test", "--workspace", "--profile", "ci", "--no-fail-fast"]);
     run("tests (unit, property, crash, corruption, doc)", t)?;
+    crash(2.0, None)?;
     // The MariaDB plugin: install the server and its source if missing, build
     // ha_riptide.so, run our mtr suites against it.
     mariadb::mtr(Vec::new(), Vec::new())?;
@@ -132,6 +145,28 @@ fn test(no_lint: bool) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `cargo xtask crash`: builds and runs `riptide-stress crash` (tools/stress).
+fn crash(minutes: f64, seed: Option<u64>) -> Result<()> {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--profile",
+        "ci",
+        "-p",
+        "riptide-stress",
+        "--",
+        "crash",
+        "--minutes",
+        &minutes.to_string(),
+        "--dir",
+    ])
+    .arg(root().join("target").join("stress"));
+    if let Some(seed) = seed {
+        c.args(["--seed", &seed.to_string()]);
+    }
+    run("crash test", c)
 }
 
 fn demo(keys: u64) -> Result<()> {
@@ -205,6 +240,7 @@ fn main() -> Result<()> {
         Verb::Run => mariadb::run_server(),
         Verb::Stop => mariadb::stop(),
         Verb::Mtr { suites, args } => mariadb::mtr(suites, args),
+        Verb::Crash { minutes, seed } => crash(minutes, seed),
         Verb::Bench {
             micro,
             rocksdb,
