@@ -47,6 +47,10 @@ struct Args {
     /// For `sustained`: Riptide's `max_compaction_bytes` in MiB (default: the engine's).
     #[arg(long)]
     max_compaction_mib: Option<u64>,
+    /// For `sustained` and `queue`: turn Riptide's `young_space_bound` off (to measure what
+    /// the young-database rules cost or save).
+    #[arg(long)]
+    no_young_space_bound: bool,
     /// For `queue`: rows preloaded before the run.
     #[arg(long, default_value_t = 1_000_000)]
     preload: u64,
@@ -189,6 +193,7 @@ fn main() -> Result<()> {
                 args.keys,
                 args.value_size,
                 args.max_compaction_mib.map(|m| m << 20),
+                !args.no_young_space_bound,
                 &base.join("sustained"),
                 &out,
             )
@@ -202,6 +207,7 @@ fn main() -> Result<()> {
                 args.preload,
                 args.seconds,
                 args.value_size,
+                !args.no_young_space_bound,
                 &base.join("queue"),
                 &out,
             )

@@ -23,9 +23,17 @@ fn key(i: u64) -> [u8; 8] {
 }
 
 /// Runs the workload and writes `queue.csv` and `queue.png` into `out`.
-pub fn run(preload: u64, seconds: u64, value_size: usize, dir: &Path, out: &Path) -> Result<()> {
+pub fn run(
+    preload: u64,
+    seconds: u64,
+    value_size: usize,
+    young_space_bound: bool,
+    dir: &Path,
+    out: &Path,
+) -> Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     let opts = Options::default()
+        .young_space_bound(young_space_bound)
         .sync_mode(SyncMode::None)
         .write_buffer_size(64 << 20)
         .block_cache_size(128 << 20);

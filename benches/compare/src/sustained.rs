@@ -31,11 +31,13 @@ pub fn run(
     n: u64,
     value_size: usize,
     max_compaction_bytes: Option<u64>,
+    young_space_bound: bool,
     dir: &Path,
     out: &Path,
 ) -> Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     let mut opts = Options::default()
+        .young_space_bound(young_space_bound)
         .sync_mode(SyncMode::None)
         .write_buffer_size(64 << 20)
         .block_cache_size(128 << 20);
