@@ -10,6 +10,7 @@ pub mod coding;
 pub mod error;
 pub mod iter;
 pub mod key;
+pub mod kill_point;
 pub mod merge;
 pub mod range_del;
 pub mod write_batch;

@@ -341,6 +341,7 @@ pub fn store(dir: &Path, state: &ManifestState) -> Result<()> {
         return Err(e);
     }
     let path = manifest_path(dir);
+    riptide_common::kill_point::kill_point("manifest.before_rename");
     if let Err(e) = std::fs::rename(&tmp, &path) {
         remove_quietly(&tmp);
         return Err(Error::io(
@@ -348,6 +349,7 @@ pub fn store(dir: &Path, state: &ManifestState) -> Result<()> {
             e,
         ));
     }
+    riptide_common::kill_point::kill_point("manifest.after_rename");
     sync_dir(dir)
 }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 
+use riptide_common::kill_point::kill_point;
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_compaction::{
     CompactionJob, CompactionOptions, CompactionOutput, CompactionStats, FlushOutput,
@@ -211,7 +212,9 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     edits.push(VersionEdit::SetLastSeqno(
         db.last_seqno.load(Ordering::Acquire),
     ));
+    kill_point("flush.before_install");
     let version = vs.apply_with_tables(edits, &tables)?;
+    kill_point("flush.after_install");
     cf.update_view(|v| CfView {
         cf_id: v.cf_id,
         mem: Arc::clone(&v.mem),
@@ -387,7 +390,9 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
             }
             return Ok(());
         }
+        kill_point("compaction.before_install");
         let version = vs.apply_with_tables(edits, tables)?;
+        kill_point("compaction.after_install");
         db.install_version(&version);
         refresh_pending_compaction_bytes(db, &version);
         Ok(())

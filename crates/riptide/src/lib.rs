@@ -59,6 +59,12 @@ pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
+
+/// The names of the engine's crash-test kill points (effective only with the `kill-points`
+/// feature; see `riptide_common::kill_point`).
+pub fn kill_points() -> &'static [&'static str] {
+    riptide_common::kill_point::POINTS
+}
 pub use stats::{LevelStats, Statistics};
 pub use transaction::{Concurrency, IsolationLevel, Transaction, TransactionOptions, TxnIterator};
 

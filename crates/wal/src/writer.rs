@@ -208,6 +208,7 @@ impl Writer {
         }
         st.synced = st.written;
         self.syncs.fetch_add(1, Ordering::Relaxed);
+        riptide_common::kill_point::kill_point("wal.rotate.after_sync");
         let next = st.segment.checked_add(1).ok_or_else(|| {
             Error::invalid_argument(format!("WAL segment number {} is the maximum", st.segment))
         })?;
@@ -218,6 +219,7 @@ impl Writer {
                 st.path = path;
                 st.offset = SEGMENT_HEADER_LEN as u64;
                 self.segments_created.fetch_add(1, Ordering::Relaxed);
+                riptide_common::kill_point::kill_point("wal.rotate.after_create");
                 Ok(next)
             }
             Err(err) => {

@@ -15,6 +15,7 @@ mod state;
 mod verify;
 mod workload;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -28,6 +29,9 @@ use rand::{Rng, SeedableRng};
 use riptide::{Compression, Db, Options, SyncMode};
 
 use crate::state::StateFile;
+
+/// The signal number of SIGKILL.
+const SIGKILL: i32 = 9;
 use crate::workload::Worker;
 
 #[derive(Parser)]
@@ -239,6 +243,7 @@ fn crash(shape: &Shape, minutes: f64, seed: Option<u64>, max_round: f64) -> Resu
     let mut rng = StdRng::seed_from_u64(seed);
     let mut totals = verify::Verified::default();
     let mut rounds = 0u64;
+    let mut kill_points_fired = 0u64;
     while start.elapsed() < total {
         let round_seed = seed.wrapping_add(rounds);
         let v = verify_once(shape, round_seed).with_context(|| {
@@ -251,10 +256,25 @@ fn crash(shape: &Shape, minutes: f64, seed: Option<u64>, max_round: f64) -> Resu
         })?;
         add(&mut totals, &v);
         let wait = Duration::from_secs_f64(rng.random_range(0.2..max_round.max(0.3)));
-        let mut child = child_run(&exe, shape, round_seed)?;
+        // Half the rounds also arm one named kill point inside the engine.
+        let point = rng.random_bool(0.5).then(|| {
+            let points = riptide::kill_points();
+            let name = points
+                .get(rng.random_range(0..points.len()))
+                .copied()
+                .unwrap_or("*");
+            format!("{name}:{}", rng.random_range(2..=8))
+        });
+        let mut child = child_run(&exe, shape, round_seed, point.as_deref())?;
         let deadline = Instant::now() + wait;
+        let mut fired = false;
         while Instant::now() < deadline {
             if let Some(status) = child.try_wait()? {
+                if point.is_some() && status.signal() == Some(SIGKILL) {
+                    // The armed kill point fired.
+                    fired = true;
+                    break;
+                }
                 bail!(
                     "round {rounds} (seed {round_seed}; options: {}): the stress run exited \
                      by itself ({status}) before it was killed; the database is kept in {}",
@@ -264,8 +284,12 @@ fn crash(shape: &Shape, minutes: f64, seed: Option<u64>, max_round: f64) -> Resu
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        child.kill().context("SIGKILL the stress run")?;
-        child.wait()?;
+        if fired {
+            kill_points_fired += 1;
+        } else {
+            child.kill().context("SIGKILL the stress run")?;
+            child.wait()?;
+        }
         rounds += 1;
         bar.set_position(start.elapsed().as_secs().min(total.as_secs()));
         bar.set_message(format!(
@@ -277,9 +301,9 @@ fn crash(shape: &Shape, minutes: f64, seed: Option<u64>, max_round: f64) -> Resu
     add(&mut totals, &last);
     bar.finish_and_clear();
     println!(
-        "crash test passed: {rounds} kills in {:.0}s, {} operations acknowledged, {} key checks, \
-         in-flight operations found done {} / not done {}, prepared transactions committed {} / \
-         rolled back {} (seed {seed})",
+        "crash test passed: {rounds} kills in {:.0}s ({kill_points_fired} at named kill \
+         points), {} operations acknowledged, {} key checks, in-flight operations found done {} \
+         / not done {}, prepared transactions committed {} / rolled back {} (seed {seed})",
         start.elapsed().as_secs_f64(),
         last.acked,
         totals.keys,
@@ -301,9 +325,19 @@ fn add(totals: &mut verify::Verified, v: &verify::Verified) {
     totals.acked = v.acked;
 }
 
-fn child_run(exe: &Path, shape: &Shape, seed: u64) -> Result<std::process::Child> {
-    Command::new(exe)
-        .args(["run", "--dir"])
+fn child_run(
+    exe: &Path,
+    shape: &Shape,
+    seed: u64,
+    kill_point: Option<&str>,
+) -> Result<std::process::Child> {
+    let mut c = Command::new(exe);
+    if let Some(p) = kill_point {
+        c.env("RIPTIDE_KILL_POINTS", p);
+    } else {
+        c.env_remove("RIPTIDE_KILL_POINTS");
+    }
+    c.args(["run", "--dir"])
         .arg(&shape.dir)
         .args(["--threads", &shape.threads.to_string()])
         .args(["--keys-per-thread", &shape.keys_per_thread.to_string()])
