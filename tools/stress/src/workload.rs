@@ -216,6 +216,10 @@ impl<'a> Worker<'a> {
         let mut b = WriteBatch::new();
         let mut changes: BTreeMap<u32, Word> = BTreeMap::new();
         for _ in 0..self.rng.random_range(1..=8) {
+            // Room for one more operation of up to 16 keys in the in-flight record.
+            if changes.len() + 16 > MAX_ENTRIES {
+                break;
+            }
             let current = |c: &BTreeMap<u32, Word>, w: &Self, k: u32| {
                 c.get(&k).copied().unwrap_or_else(|| w.word(k))
             };
@@ -241,9 +245,6 @@ impl<'a> Worker<'a> {
                 }
                 _ => {
                     let (s, e) = self.range();
-                    if changes.len() + (e - s) as usize > MAX_ENTRIES {
-                        continue;
-                    }
                     b.delete_range(&key(self.lo + s), &key(self.lo + e));
                     for k in s..e {
                         changes.insert(k, current(&changes, self, k).delete());
