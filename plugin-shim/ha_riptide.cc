@@ -9,7 +9,11 @@
     hidden row id    -> 8 bytes big-endian, from riptide_htable_next_row_id
     secondary key    -> the index's key parts encoded the same way (a nullable part starts
                         with a NULL-indicator byte, 0 for NULL, so NULLs sort first)
-    row              -> 0x01 + the MariaDB record buffer (reclength bytes)
+    row              -> 0x01 + the MariaDB record buffer (reclength bytes); a table with
+                        BLOB/TEXT columns: 0x02 + the record buffer (blob pointers zeroed)
+                        + per blob column, in field order, u32 LE length + the bytes
+    prefix key part  -> the first N characters' collation weights, padded to the prefix's
+                        fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
 */
 #include <my_global.h>
 #include "sql_class.h"
@@ -30,8 +34,12 @@ namespace {
 /* Handler error for every Riptide failure without a closer MariaDB code; the message is
    kept by the handler and printed by get_error_message(). */
 constexpr int HA_ERR_RIPTIDE= HA_ERR_LAST + 1;
-/* First byte of every row value: the format of what follows. */
+/* First byte of every row value: the format of what follows. V1: the record buffer alone
+   (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies. */
 constexpr char ROW_FORMAT_V1= 1;
+constexpr char ROW_FORMAT_V2= 2;
+/* CHECK TABLE reports at most this many inconsistencies one by one. */
+constexpr size_t CHECK_REPORT_LIMIT= 20;
 /* records_in_range counts at most this many keys (then extrapolates). */
 constexpr uint64_t RANGE_COUNT_LIMIT= 1000;
 
@@ -262,6 +270,27 @@ void end_txn(Riptide_trx *trx)
   trx->stmt_savepoint= false;
 }
 
+/* Begins the connection's Riptide session with the connection's isolation level; with
+   `snapshot` the read snapshot is taken now (START TRANSACTION WITH CONSISTENT SNAPSHOT). */
+riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err)
+{
+  int iso= thd_tx_isolation(thd);
+  int32_t level= iso == ISO_READ_UNCOMMITTED ? RIPTIDE_HISO_READ_UNCOMMITTED
+                 : iso == ISO_READ_COMMITTED ? RIPTIDE_HISO_READ_COMMITTED
+                 : iso == ISO_REPEATABLE_READ ? RIPTIDE_HISO_REPEATABLE_READ
+                                              : RIPTIDE_HISO_SERIALIZABLE;
+  riptide_status_t st=
+      snapshot ? riptide_hsession_begin_snapshot(riptide_handler, level,
+                                                 lock_wait_timeout_ms(thd), &trx->txn, err)
+               : riptide_hsession_begin(riptide_handler, level, lock_wait_timeout_ms(thd),
+                                        &trx->txn, err);
+  if (st != RIPTIDE_OK)
+    trx->txn= nullptr;
+  trx->depth= 0;
+  trx->stmt_savepoint= false;
+  return st;
+}
+
 /* Pushes a savepoint; false on failure (logged). */
 bool push_savepoint(Riptide_trx *trx)
 {
@@ -404,6 +433,45 @@ int riptide_savepoint_release(handlerton *, THD *thd, void *sv)
   while (trx->depth >= target && trx->depth > 0)
     if (!pop_savepoint(trx, false))
       return HA_ERR_INTERNAL_ERROR;
+  return 0;
+}
+
+/* START TRANSACTION WITH CONSISTENT SNAPSHOT: the connection's session begins now and
+   takes its snapshot now (not at the first read). As in InnoDB, only under REPEATABLE READ
+   (and SERIALIZABLE, which runs as it); other levels get a warning. */
+int riptide_start_consistent_snapshot(handlerton *hton, THD *thd)
+{
+  Riptide_trx *trx= get_trx(thd);
+  int iso= thd_tx_isolation(thd);
+  if (iso != ISO_REPEATABLE_READ && iso != ISO_SERIALIZABLE)
+  {
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, HA_ERR_UNSUPPORTED,
+                        "RIPTIDE: WITH CONSISTENT SNAPSHOT was ignored because this phrase "
+                        "can only be used with REPEATABLE READ isolation level.");
+    return 0;
+  }
+  if (trx->txn && riptide_hsession_has_snapshot(trx->txn))
+    return 0;
+  if (trx->txn)
+  {
+    /* A session without a snapshot has read nothing: begin it again with one. */
+    char *err= nullptr;
+    riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: rollback: %s", take_message(st, err).c_str());
+    end_txn(trx);
+  }
+  char *err= nullptr;
+  riptide_status_t st= begin_trx(thd, trx, true, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= take_message(st, err);
+    sql_print_error("RIPTIDE: START TRANSACTION WITH CONSISTENT SNAPSHOT: %s", msg.c_str());
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: cannot begin a transaction: %s", MYF(0),
+                    msg.c_str());
+    return 1;
+  }
+  trans_register_ha(thd, true, hton, 0);
   return 0;
 }
 
@@ -650,6 +718,7 @@ int riptide_init(void *p)
       riptide_savepoint_rollback_can_release_mdl;
   riptide_hton->savepoint_release= riptide_savepoint_release;
   riptide_hton->show_status= riptide_show_status;
+  riptide_hton->start_consistent_snapshot= riptide_start_consistent_snapshot;
   sql_print_information("RIPTIDE: %s opened (Riptide %s)", dir.c_str(), riptide_version());
   return 0;
 }
@@ -688,7 +757,7 @@ ha_riptide::~ha_riptide() { drop_iterator(); }
 
 ulonglong ha_riptide::table_flags() const
 {
-  return HA_REC_NOT_IN_SEQ | HA_NULL_IN_KEY | HA_TABLE_SCAN_ON_INDEX |
+  return HA_REC_NOT_IN_SEQ | HA_NULL_IN_KEY | HA_TABLE_SCAN_ON_INDEX | HA_CAN_INDEX_BLOBS |
          HA_PRIMARY_KEY_REQUIRED_FOR_POSITION |
          HA_BINLOG_ROW_CAPABLE | HA_BINLOG_STMT_CAPABLE | HA_CAN_ONLINE_BACKUPS;
 }
@@ -768,22 +837,13 @@ riptide_hsession_t *ha_riptide::session(int *error)
   *error= 0;
   if (trx->txn)
     return trx->txn;
-  int iso= thd_tx_isolation(thd);
-  int32_t level= iso == ISO_READ_UNCOMMITTED ? RIPTIDE_HISO_READ_UNCOMMITTED
-                 : iso == ISO_READ_COMMITTED ? RIPTIDE_HISO_READ_COMMITTED
-                 : iso == ISO_REPEATABLE_READ ? RIPTIDE_HISO_REPEATABLE_READ
-                                              : RIPTIDE_HISO_SERIALIZABLE;
   char *err= nullptr;
-  riptide_status_t st= riptide_hsession_begin(riptide_handler, level, lock_wait_timeout_ms(thd),
-                                                &trx->txn, &err);
+  riptide_status_t st= begin_trx(thd, trx, false, &err);
   if (st != RIPTIDE_OK)
   {
-    trx->txn= nullptr;
     *error= status_error(st, err);
     return nullptr;
   }
-  trx->depth= 0;
-  trx->stmt_savepoint= false;
   return trx->txn;
 }
 
@@ -797,20 +857,85 @@ void ha_riptide::encode_key(uint keynr, const uchar *record, std::string *out, b
   KEY *key= &table->key_info[keynr];
   my_ptrdiff_t diff= record - table->record[0];
   for (uint i= 0; i < key->user_defined_key_parts; i++)
+    append_key_part(&key->key_part[i], diff, out, has_null);
+}
+
+/* Whether a key part indexes a prefix of its column (KEY (v(10)), any BLOB/TEXT part). */
+static bool is_prefix_part(const KEY_PART_INFO *kp)
+{
+  return (kp->key_part_flag & (HA_PART_KEY_SEG | HA_BLOB_PART)) ||
+         kp->length < kp->field->key_length();
+}
+
+/* Appends the memcomparable bytes of key part `kp` of the record `diff` bytes away from
+   record[0] (fixed length per part, so a prefix of parts is a byte prefix). A whole column
+   is MariaDB's sort key (Field::make_sort_key_part). A column prefix of N characters
+   (key_part->length is N * mbmaxlen bytes) is the collation weights of the value's first N
+   characters only, padded as the collation pads (PAD SPACE: 'ab' = 'ab '), to the width of
+   N characters; a binary string's prefix is its first N bytes, zero-padded, then their
+   count (u16 BE), so 'a' sorts before 'a\0' as in the server. A nullable part starts with
+   0x00 (NULL, the rest zero) or 0x01. */
+/* The width of key part `kp`'s value bytes, without the NULL-indicator byte (the same for
+   every value: what append_key_part writes). */
+static uint key_part_width(const KEY_PART_INFO *kp)
+{
+  Field *f= kp->field;
+  if (!is_prefix_part(kp))
   {
-    Field *f= key->key_part[i].field;
     uint len= f->sort_length();
     CHARSET_INFO *cs= f->sort_charset();
-    if (use_strnxfrm(cs))
-      len= uint(cs->strnxfrmlen(len));
-    size_t at= out->size();
-    out->resize(at + len + (f->maybe_null() ? 1 : 0));
-    f->move_field_offset(diff);
-    if (f->is_null())
-      *has_null= true;
+    return use_strnxfrm(cs) ? uint(cs->strnxfrmlen(len)) : len;
+  }
+  CHARSET_INFO *cs= f->charset();
+  if (cs == &my_charset_bin)
+    return kp->length + 2;
+  return use_strnxfrm(cs) ? uint(cs->strnxfrmlen(kp->length)) : kp->length;
+}
+
+void ha_riptide::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
+                                 bool *has_null)
+{
+  Field *f= kp->field;
+  bool nullable= f->maybe_null();
+  size_t at= out->size();
+  uint len= key_part_width(kp);
+  f->move_field_offset(diff);
+  bool null= f->is_null();
+  if (null)
+    *has_null= true;
+  if (!is_prefix_part(kp))
+  {
+    out->resize(at + len + (nullable ? 1 : 0));
     f->make_sort_key_part(reinterpret_cast<uchar *>(&(*out)[at]), len);
     f->move_field_offset(-diff);
+    return;
   }
+  CHARSET_INFO *cs= f->charset();
+  bool binary= cs == &my_charset_bin;
+  out->resize(at + len + (nullable ? 1 : 0), '\0');
+  uchar *to= reinterpret_cast<uchar *>(&(*out)[at]);
+  if (nullable)
+    *to++= null ? 0 : 1;
+  if (!null)
+  {
+    String buf;
+    f->val_str(&buf, &buf);
+    uint nchars= kp->length / cs->mbmaxlen;
+    size_t plen= cs->charpos(buf.ptr(), buf.ptr() + buf.length(), nchars);
+    if (plen > buf.length())
+      plen= buf.length();
+    if (binary)
+    {
+      memcpy(to, buf.ptr(), plen);
+      to[len - 2]= uchar(plen >> 8);
+      to[len - 1]= uchar(plen);
+    }
+    else
+      cs->strnxfrm(to, len, nchars * cs->strxfrm_multiply,
+                   reinterpret_cast<const uchar *>(buf.ptr()), plen,
+                   MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
+  }
+  f->move_field_offset(-diff);
 }
 
 void ha_riptide::encode_pk(const uchar *record, std::string *out)
@@ -852,33 +977,88 @@ int ha_riptide::encode_key_tuple(uint keynr, const uchar *key, key_part_map keyp
     parts++;
   out->assign(share->prefixes[rindex(keynr)]);
   my_ptrdiff_t diff= rec_buf.data() - table->record[0];
+  bool has_null= false;
   for (uint i= 0; i < parts; i++)
-  {
-    Field *f= key_info->key_part[i].field;
-    uint len= f->sort_length();
-    CHARSET_INFO *cs= f->sort_charset();
-    if (use_strnxfrm(cs))
-      len= uint(cs->strnxfrmlen(len));
-    size_t at= out->size();
-    out->resize(at + len + (f->maybe_null() ? 1 : 0));
-    f->move_field_offset(diff);
-    f->make_sort_key_part(reinterpret_cast<uchar *>(&(*out)[at]), len);
-    f->move_field_offset(-diff);
-  }
+    append_key_part(&key_info->key_part[i], diff, out, &has_null);
   return parts == key_info->user_defined_key_parts ? 1 : 0;
 }
 
-int ha_riptide::unpack_row(const char *value, size_t len, uchar *buf)
+/* The row value of record `buf` (README.md, "row"): V1 for a table without BLOB/TEXT
+   columns, else V2 with the blob bodies after the record buffer. */
+void ha_riptide::pack_row(const uchar *buf, std::string *out)
 {
-  if (len != size_t(table->s->reclength) + 1 || value[0] != ROW_FORMAT_V1)
+  TABLE_SHARE *s= table->s;
+  out->assign(1, s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1);
+  out->append(reinterpret_cast<const char *>(buf), s->reclength);
+  if (!s->blob_fields)
+    return;
+  my_ptrdiff_t diff= buf - table->record[0];
+  for (uint i= 0; i < s->blob_fields; i++)
   {
-    last_error= "a row of table " + std::string(table->s->path.str) + " has " +
+    Field_blob *b= static_cast<Field_blob *>(table->field[s->blob_field[i]]);
+    b->move_field_offset(diff);
+    uint32 len= b->is_null() ? 0 : b->get_length();
+    const uchar *data= b->get_ptr();
+    b->move_field_offset(-diff);
+    /* The pointer in the stored record means nothing once read back: zero it. */
+    size_t ptr_at= 1 + size_t(b->ptr - table->record[0]) + b->pack_length_no_ptr();
+    memset(&(*out)[ptr_at], 0, sizeof(uchar *));
+    char len_le[4]= {char(len), char(len >> 8), char(len >> 16), char(len >> 24)};
+    out->append(len_le, 4);
+    if (len)
+      out->append(reinterpret_cast<const char *>(data), len);
+  }
+}
+
+/* Unpacks a row value into record `buf`; blob bodies go to `blobs`, which the record's
+   blob pointers then point into (valid until `blobs` is next written). */
+int ha_riptide::unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs)
+{
+  TABLE_SHARE *s= table->s;
+  size_t rec= s->reclength;
+  char want= s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1;
+  bool ok= len >= rec + 1 && value[0] == want && (s->blob_fields || len == rec + 1);
+  if (ok && s->blob_fields)
+  {
+    blobs->assign(value + 1 + rec, len - 1 - rec);
+    my_ptrdiff_t diff= buf - table->record[0];
+    size_t pos= 0;
+    memcpy(buf, value + 1, rec);
+    for (uint i= 0; ok && i < s->blob_fields; i++)
+    {
+      Field_blob *b= static_cast<Field_blob *>(table->field[s->blob_field[i]]);
+      if (blobs->size() - pos < 4)
+      {
+        ok= false;
+        break;
+      }
+      const uchar *p= reinterpret_cast<const uchar *>(blobs->data()) + pos;
+      uint32 blen= uint32(p[0]) | uint32(p[1]) << 8 | uint32(p[2]) << 16 | uint32(p[3]) << 24;
+      pos+= 4;
+      if (blobs->size() - pos < blen)
+      {
+        ok= false;
+        break;
+      }
+      b->set_ptr_offset(diff, blen, p + 4);
+      pos+= blen;
+    }
+    ok= ok && pos == blobs->size();
+    if (ok)
+      return 0;
+  }
+  if (!ok)
+  {
+    last_error= "a row of table " + std::string(s->path.str) + " is malformed: " +
                 std::to_string(len) + " bytes, format " + std::to_string(len ? value[0] : -1) +
-                "; expected " + std::to_string(table->s->reclength + 1) + ", format 1";
+                "; expected format " + std::to_string(int(want)) +
+                (s->blob_fields ? " with " + std::to_string(s->blob_fields) + " blob bodies after "
+                                : " of exactly ") +
+                std::to_string(rec + 1) + " bytes";
     sql_print_error("RIPTIDE: %s", last_error.c_str());
     return HA_ERR_RIPTIDE;
   }
-  memcpy(buf, value + 1, table->s->reclength);
+  memcpy(buf, value + 1, rec);
   return 0;
 }
 
@@ -952,9 +1132,13 @@ int ha_riptide::open(const char *name, int, uint)
   has_pk= table->s->primary_key < MAX_KEY;
   if (has_pk)
   {
-    std::string probe;
-    encode_pk(table->record[0], &probe);
-    ref_length= uint(probe.size());
+    /* From the key's definition: record[0] holds no row yet (a blob pointer in it could
+       be anything). */
+    KEY *pk= &table->key_info[table->s->primary_key];
+    ref_length= 0;
+    for (uint i= 0; i < pk->user_defined_key_parts; i++)
+      ref_length+= key_part_width(&pk->key_part[i]) +
+                   (pk->key_part[i].field->maybe_null() ? 1 : 0);
   }
   else
     ref_length= 8;
@@ -972,12 +1156,6 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
   if (create_info->tmp_table())
   {
     my_error(ER_NOT_SUPPORTED_YET, MYF(0), "temporary tables in ENGINE=RIPTIDE");
-    return HA_ERR_UNSUPPORTED;
-  }
-  if (form->s->blob_fields)
-  {
-    my_error(ER_NOT_SUPPORTED_YET, MYF(0),
-             "BLOB/TEXT columns in ENGINE=RIPTIDE (this version stores the record buffer only)");
     return HA_ERR_UNSUPPORTED;
   }
   bool pk= form->s->primary_key < MAX_KEY;
@@ -999,17 +1177,6 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
                "ENGINE=RIPTIDE (index `%s`)", k->name.str);
       my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
       return HA_ERR_UNSUPPORTED;
-    }
-    for (uint j= 0; j < k->user_defined_key_parts; j++)
-    {
-      KEY_PART_INFO *kp= &k->key_part[j];
-      if (kp->key_part_flag & HA_PART_KEY_SEG || kp->length < kp->field->key_length())
-      {
-        snprintf(what, sizeof what, "column prefixes in indexes of ENGINE=RIPTIDE (index `%s`)",
-                 k->name.str);
-        my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
-        return HA_ERR_UNSUPPORTED;
-      }
     }
     bool primary= pk && i == form->s->primary_key;
     specs.push_back({primary ? RIPTIDE_INDEX_PRIMARY : RIPTIDE_INDEX_SECONDARY,
@@ -1120,8 +1287,7 @@ int ha_riptide::write_row(const uchar *buf)
     key_buf= be64(id);
   }
   encode_secondary(buf, &sec_bufs, &sec_keys);
-  val_buf.assign(1, ROW_FORMAT_V1);
-  val_buf.append(reinterpret_cast<const char *>(buf), table->s->reclength);
+  pack_row(buf, &val_buf);
   size_t dup= SIZE_MAX;
   riptide_status_t st= riptide_hsession_insert(s, share->table, key_buf.data(), key_buf.size(),
                                                sec_keys.data(), sec_keys.size(), val_buf.data(),
@@ -1151,8 +1317,7 @@ int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
   }
   encode_secondary(old_data, &old_sec_bufs, &old_sec_keys);
   encode_secondary(new_data, &sec_bufs, &sec_keys);
-  val_buf.assign(1, ROW_FORMAT_V1);
-  val_buf.append(reinterpret_cast<const char *>(new_data), table->s->reclength);
+  pack_row(new_data, &val_buf);
   size_t dup= SIZE_MAX;
   char *err= nullptr;
   riptide_status_t st= riptide_hsession_update(
@@ -1671,6 +1836,114 @@ ha_rows ha_riptide::records_in_range(uint inx, const key_range *min_key,
     return 10;
   }
   return ha_rows(count ? count : 1);
+}
+
+/* ---------------------------------------------------------------------------------------
+   CHECK / ANALYZE / OPTIMIZE TABLE */
+
+extern "C" {
+static bool riptide_check_keys_cb(void *ctx, const char *, size_t, const char *row,
+                                  size_t row_len, riptide_hkey_t *keys, size_t nkeys)
+{
+  return static_cast<ha_riptide *>(ctx)->keys_of_stored_row(row, row_len, keys, nkeys);
+}
+}
+
+/* The secondary keys of a stored row, computed exactly as write_row computes them (into
+   scratch buffers, so the current row and its blob bodies stay untouched); false if the
+   row cannot be decoded (CHECK TABLE reports it against the primary key). */
+bool ha_riptide::keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys,
+                                    size_t nkeys)
+{
+  check_rec.assign(table->s->reclength, 0);
+  if (unpack_row(row, row_len, check_rec.data(), &check_blobs))
+    return false;
+  encode_secondary(check_rec.data(), &old_sec_bufs, &old_sec_keys);
+  if (old_sec_keys.size() != nkeys)
+    return false;
+  for (size_t i= 0; i < nkeys; i++)
+    keys[i]= old_sec_keys[i];
+  return true;
+}
+
+/* Every secondary index entry points to an existing row whose key for that index matches,
+   and every row has its entry in every secondary index (crates/handler, check.rs), as the
+   connection's transaction sees the table. Each inconsistency is a warning naming the
+   index; the result is then HA_ADMIN_CORRUPT. */
+int ha_riptide::check(THD *thd, HA_CHECK_OPT *)
+{
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return HA_ADMIN_FAILED;
+  uint64_t problems= 0;
+  char *report= nullptr, *err= nullptr;
+  riptide_status_t st= riptide_hsession_check_table(s, share->table, riptide_check_keys_cb, this,
+                                                    CHECK_REPORT_LIMIT, &problems, &report,
+                                                    &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= take_message(st, err);
+    sql_print_warning("RIPTIDE: CHECK TABLE %s: %s", table->s->path.str, msg.c_str());
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: the check failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  if (!problems)
+    return HA_ADMIN_OK;
+  std::string text= report ? report : "";
+  riptide_free(report);
+  size_t start= 0, shown= 0;
+  while (start < text.size())
+  {
+    size_t end= text.find('\n', start);
+    if (end == std::string::npos)
+      end= text.size();
+    std::string line= text.substr(start, end - start);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: table %s: %s", table->s->table_name.str, line.c_str());
+    sql_print_error("RIPTIDE: CHECK TABLE %s: %s", table->s->path.str, line.c_str());
+    shown++;
+    start= end + 1;
+  }
+  if (problems > shown)
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: table %s: %llu more inconsistencies",
+                        table->s->table_name.str, (unsigned long long) (problems - shown));
+  return HA_ADMIN_CORRUPT;
+}
+
+/* Recounts the rows (the estimate info() reports) and persists the count. */
+int ha_riptide::analyze(THD *thd, HA_CHECK_OPT *)
+{
+  uint64_t rows= 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_refresh_statistics(share->table, &rows, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= take_message(st, err);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: the row count failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  info(HA_STATUS_VARIABLE | HA_STATUS_CONST);
+  return HA_ADMIN_OK;
+}
+
+/* Compacts the key ranges of every index of the table (deleted rows, old versions and
+   tombstones go away). */
+int ha_riptide::optimize(THD *thd, HA_CHECK_OPT *)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_compact(share->table, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= take_message(st, err);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: compaction failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  return HA_ADMIN_OK;
 }
 
 /* ---------------------------------------------------------------------------------------

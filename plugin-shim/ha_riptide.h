@@ -99,9 +99,14 @@ public:
   ha_rows records_in_range(uint inx, const key_range *min_key,
                            const key_range *max_key, page_range *pages) override;
   bool get_error_message(int error, String *buf) override;
+  int check(THD *thd, HA_CHECK_OPT *check_opt) override;
+  int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
+  int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
 
   /* Frees the iterator: called before the connection's transaction ends. */
   void drop_iterator();
+  /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a stored row. */
+  bool keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys, size_t nkeys);
 
 private:
   Riptide_share *share= nullptr;
@@ -127,6 +132,12 @@ private:
   std::string key_buf;
   std::string val_buf;
   std::vector<uchar> rec_buf;
+  /* Blob bodies of the row read last (the record's blob pointers point here): valid until
+     the next row read on this handler. */
+  std::string blob_buf;
+  /* CHECK TABLE's scratch record, its blob bodies and secondary keys. */
+  std::vector<uchar> check_rec;
+  std::string check_blobs;
   /* Secondary keys of a row: bytes, and the riptide_hkey_t views of them. */
   std::vector<std::string> sec_bufs, old_sec_bufs;
   std::vector<riptide_hkey_t> sec_keys, old_sec_keys;
@@ -147,7 +158,14 @@ private:
                         std::vector<riptide_hkey_t> *keys);
   int encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
                        std::string *out);
-  int unpack_row(const char *value, size_t len, uchar *buf);
+  void pack_row(const uchar *buf, std::string *out);
+  int unpack_row(const char *value, size_t len, uchar *buf)
+  {
+    return unpack_row(value, len, buf, &blob_buf);
+  }
+  int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
+  void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
+                       bool *has_null);
   int make_iterator(uint index);
   int read_from_iterator(uchar *buf, bool forward);
   int step(bool forward);

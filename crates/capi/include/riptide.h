@@ -214,6 +214,20 @@ typedef struct riptide_hkey_t {
     bool has_null;
 } riptide_hkey_t;
 
+// What `riptide_hsession_check_table` calls for each row: computes the row's secondary keys
+// from its primary key `(pk, pk_len)` and row bytes `(row, row_len)` (as stored by
+// `riptide_hsession_insert`), one per secondary index, into `keys[0..nkeys]`. The key bytes
+// must stay valid until the callback is called again or the check returns. Returns false
+// if the row bytes cannot be decoded (the check counts that as a problem of the primary
+// key). Must not unwind.
+typedef bool (*riptide_hkeys_fn)(void *ctx,
+                                 const char *pk,
+                                 size_t pk_len,
+                                 const char *row,
+                                 size_t row_len,
+                                 struct riptide_hkey_t *keys,
+                                 size_t nkeys);
+
 // A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
 // only ever added at the end, so a caller built against an older header keeps working (it
 // passes its own `sizeof(riptide_stats_t)`).
@@ -771,7 +785,8 @@ enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_
 bool riptide_handler_entry_pk(const char *key, size_t key_len, size_t *pk_offset, size_t *pk_len);
 
 // Begins a session (one pessimistic transaction) with `isolation` (`RIPTIDE_HISO_*`) and
-// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s).
+// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s). Under repeatable read the
+// snapshot is taken at the first read (`riptide_hsession_begin_snapshot` takes it at once).
 //
 // # Safety
 //
@@ -781,6 +796,28 @@ enum riptide_status_t riptide_hsession_begin(struct riptide_handler_t *handler,
                                              uint64_t lock_timeout_ms,
                                              struct riptide_hsession_t **session,
                                              char **errmsg);
+
+// As `riptide_hsession_begin`, but the session takes its read snapshot now, not at its
+// first read (`START TRANSACTION WITH CONSISTENT SNAPSHOT`; under read committed every
+// read still sees the newest committed data).
+//
+// # Safety
+//
+// As `riptide_hsession_begin`.
+enum riptide_status_t riptide_hsession_begin_snapshot(struct riptide_handler_t *handler,
+                                                      int32_t isolation,
+                                                      uint64_t lock_timeout_ms,
+                                                      struct riptide_hsession_t **session,
+                                                      char **errmsg);
+
+// Whether the session has taken its read snapshot (at begin with
+// `riptide_hsession_begin_snapshot`, else at its first read under repeatable read); false
+// for NULL.
+//
+// # Safety
+//
+// `session` NULL or live.
+bool riptide_hsession_has_snapshot(const struct riptide_hsession_t *session);
 
 // Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 //
@@ -938,6 +975,48 @@ enum riptide_status_t riptide_hsession_iter_create(struct riptide_hsession_t *se
                                                    size_t index,
                                                    struct riptide_txn_iter_t **iter,
                                                    char **errmsg);
+
+// `CHECK TABLE`: verifies `table` as the session sees it: every row has, in every
+// secondary index, the entry `keys_fn` computes for it, and every secondary entry points
+// to an existing row whose key for that index is the entry's key; a row `keys_fn` cannot
+// decode is a problem of the primary key (index 0). Stores the number of
+// inconsistencies in `*problems` and, if there are any, a report of the first
+// `max_problems` of them in `*report` (one line each, `index `name`: what`, NUL-terminated;
+// free it with `riptide_free`; NULL when there is none). Inconsistencies are not an error
+// (`RIPTIDE_OK`); a failing read or callback is.
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `keys_fn` NULL or a callback honouring its contract
+// with `ctx`; `problems`, `report` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_check_table(struct riptide_hsession_t *session,
+                                                   const struct riptide_htable_t *table,
+                                                   riptide_hkeys_fn keys_fn,
+                                                   void *ctx,
+                                                   size_t max_problems,
+                                                   uint64_t *problems,
+                                                   char **report,
+                                                   char **errmsg);
+
+// `ANALYZE TABLE`: counts the table's rows (newest committed state), makes the count the
+// row estimate (`riptide_htable_row_estimate`) and persists it; the count in `*rows`
+// (may be NULL).
+//
+// # Safety
+//
+// `table` NULL or live; `rows` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_refresh_statistics(const struct riptide_htable_t *table,
+                                                        uint64_t *rows,
+                                                        char **errmsg);
+
+// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table down
+// to the last level, dropping deleted rows and tombstones no snapshot needs. Runs in the
+// calling thread.
+//
+// # Safety
+//
+// `table` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_compact(const struct riptide_htable_t *table, char **errmsg);
 
 // Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the
 // latest committed state), never returning keys below `lower` (inclusive; NULL: no bound)

@@ -3,7 +3,7 @@
 //! sessions (one transaction per connection, statement savepoints) and row operations with
 //! unique checks, auto-increment and hidden row ids, estimates.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use crate::ffi_util::{
     query,
 };
 use crate::kv::ValueOut;
+use crate::memory::malloc_string;
 use crate::status::riptide_status_t;
 use crate::txn_iter::riptide_txn_iter_t;
 
@@ -641,7 +642,8 @@ pub unsafe extern "C" fn riptide_handler_entry_pk(
 }
 
 /// Begins a session (one pessimistic transaction) with `isolation` (`RIPTIDE_HISO_*`) and
-/// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s).
+/// a lock wait limit of `lock_timeout_ms` (0: the default, 50 s). Under repeatable read the
+/// snapshot is taken at the first read (`riptide_hsession_begin_snapshot` takes it at once).
 ///
 /// # Safety
 ///
@@ -651,6 +653,55 @@ pub unsafe extern "C" fn riptide_hsession_begin(
     handler: *mut riptide_handler_t,
     isolation: i32,
     lock_timeout_ms: u64,
+    session: *mut *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { begin_session(handler, isolation, lock_timeout_ms, false, session, errmsg) }
+}
+
+/// As `riptide_hsession_begin`, but the session takes its read snapshot now, not at its
+/// first read (`START TRANSACTION WITH CONSISTENT SNAPSHOT`; under read committed every
+/// read still sees the newest committed data).
+///
+/// # Safety
+///
+/// As `riptide_hsession_begin`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_begin_snapshot(
+    handler: *mut riptide_handler_t,
+    isolation: i32,
+    lock_timeout_ms: u64,
+    session: *mut *mut riptide_hsession_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { begin_session(handler, isolation, lock_timeout_ms, true, session, errmsg) }
+}
+
+/// Whether the session has taken its read snapshot (at begin with
+/// `riptide_hsession_begin_snapshot`, else at its first read under repeatable read); false
+/// for NULL.
+///
+/// # Safety
+///
+/// `session` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_has_snapshot(session: *const riptide_hsession_t) -> bool {
+    // SAFETY: forwarded contract.
+    unsafe { query(session, false, |s| s.session.has_snapshot()) }
+}
+
+/// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`.
+///
+/// # Safety
+///
+/// As `riptide_hsession_begin`.
+unsafe fn begin_session(
+    handler: *mut riptide_handler_t,
+    isolation: i32,
+    lock_timeout_ms: u64,
+    snapshot_at_begin: bool,
     session: *mut *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
@@ -676,6 +727,7 @@ pub unsafe extern "C" fn riptide_hsession_begin(
             };
             let mut opts = SessionOptions {
                 isolation,
+                snapshot_at_begin,
                 ..SessionOptions::default()
             };
             if lock_timeout_ms > 0 {
@@ -1043,6 +1095,151 @@ pub unsafe extern "C" fn riptide_hsession_iter_create(
             let it = s.iter(t, index)?;
             out.set(into_handle(riptide_txn_iter_t { it }));
             Ok(())
+        })
+    }
+}
+
+/// What `riptide_hsession_check_table` calls for each row: computes the row's secondary keys
+/// from its primary key `(pk, pk_len)` and row bytes `(row, row_len)` (as stored by
+/// `riptide_hsession_insert`), one per secondary index, into `keys[0..nkeys]`. The key bytes
+/// must stay valid until the callback is called again or the check returns. Returns false
+/// if the row bytes cannot be decoded (the check counts that as a problem of the primary
+/// key). Must not unwind.
+pub type riptide_hkeys_fn = Option<
+    unsafe extern "C" fn(
+        ctx: *mut c_void,
+        pk: *const c_char,
+        pk_len: usize,
+        row: *const c_char,
+        row_len: usize,
+        keys: *mut riptide_hkey_t,
+        nkeys: usize,
+    ) -> bool,
+>;
+
+/// `CHECK TABLE`: verifies `table` as the session sees it: every row has, in every
+/// secondary index, the entry `keys_fn` computes for it, and every secondary entry points
+/// to an existing row whose key for that index is the entry's key; a row `keys_fn` cannot
+/// decode is a problem of the primary key (index 0). Stores the number of
+/// inconsistencies in `*problems` and, if there are any, a report of the first
+/// `max_problems` of them in `*report` (one line each, `index `name`: what`, NUL-terminated;
+/// free it with `riptide_free`; NULL when there is none). Inconsistencies are not an error
+/// (`RIPTIDE_OK`); a failing read or callback is.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `keys_fn` NULL or a callback honouring its contract
+/// with `ctx`; `problems`, `report` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_check_table(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    keys_fn: riptide_hkeys_fn,
+    ctx: *mut c_void,
+    max_problems: usize,
+    problems: *mut u64,
+    report: *mut *mut c_char,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let count_out = Out::new(problems, "problems")?;
+            count_out.set(0);
+            // SAFETY: forwarded contract.
+            let report_out = Out::new(report, "report")?;
+            report_out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            let Some(f) = keys_fn else {
+                return Err(Error::invalid_argument("parameter `keys_fn` is NULL").into());
+            };
+            let n = t.secondary_count();
+            let mut scratch = vec![
+                riptide_hkey_t {
+                    data: std::ptr::null(),
+                    len: 0,
+                    has_null: false,
+                };
+                n
+            ];
+            let mut keys_of =
+                |pk: &[u8], row: &[u8]| -> Result<Option<Vec<Vec<u8>>>, HandlerError> {
+                    // SAFETY: `pk` and `row` are readable for their lengths during the call,
+                    // `scratch` holds `n` writable keys, and the callback honours its contract.
+                    let ok = f(
+                        ctx,
+                        pk.as_ptr().cast(),
+                        pk.len(),
+                        row.as_ptr().cast(),
+                        row.len(),
+                        scratch.as_mut_ptr(),
+                        n,
+                    );
+                    if !ok {
+                        return Ok(None);
+                    }
+                    // SAFETY: the callback filled `n` keys whose bytes stay valid until it is
+                    // called again; they are copied here.
+                    let keys = sec_keys(scratch.as_ptr(), n)?;
+                    Ok(Some(keys.iter().map(|k| k.key.to_vec()).collect()))
+                };
+            let r = s.check_table(t, &mut keys_of, max_problems)?;
+            count_out.set(r.problem_count);
+            if !r.problems.is_empty() {
+                let text: String = r.problems.iter().map(|p| format!("{p}\n")).collect();
+                report_out.set(malloc_string(&text)?);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `ANALYZE TABLE`: counts the table's rows (newest committed state), makes the count the
+/// row estimate (`riptide_htable_row_estimate`) and persists it; the count in `*rows`
+/// (may be NULL).
+///
+/// # Safety
+///
+/// `table` NULL or live; `rows` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_refresh_statistics(
+    table: *const riptide_htable_t,
+    rows: *mut u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let count = arg_ref(table, "table")?.table.refresh_statistics()?;
+            if !rows.is_null() {
+                // SAFETY: per the contract, a non-NULL `rows` is writable.
+                rows.write(count);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table down
+/// to the last level, dropping deleted rows and tombstones no snapshot needs. Runs in the
+/// calling thread.
+///
+/// # Safety
+///
+/// `table` NULL or live; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_compact(
+    table: *const riptide_htable_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            arg_ref(table, "table")?.table.compact()
         })
     }
 }

@@ -186,3 +186,230 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
         riptide_handler_destroy(h);
     }
 }
+
+/// Key callback of the check test: the row's bytes are its one secondary key.
+unsafe extern "C" fn row_is_key(
+    _ctx: *mut std::ffi::c_void,
+    _pk: *const c_char,
+    _pk_len: usize,
+    row: *const c_char,
+    row_len: usize,
+    keys: *mut riptide_hkey_t,
+    nkeys: usize,
+) -> bool {
+    if nkeys != 1 {
+        return false;
+    }
+    // SAFETY: the check passes `nkeys` (1) writable keys; `row` stays readable until the
+    // next call, which is as long as the key must live.
+    unsafe {
+        keys.write(riptide_hkey_t {
+            data: row,
+            len: row_len,
+            has_null: false,
+        });
+    }
+    true
+}
+
+#[test]
+fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let specs = [
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_PRIMARY,
+                unique: true,
+                key_parts: 1,
+                name: c"PRIMARY".as_ptr(),
+            },
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_SECONDARY,
+                unique: false,
+                key_parts: 1,
+                name: c"k".as_ptr(),
+            },
+        ];
+        let name = b"./db/c";
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                2,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        // A session whose snapshot is taken at begin does not see a later commit.
+        let mut snap = null_mut();
+        check(
+            riptide_hsession_begin_snapshot(
+                h,
+                RIPTIDE_HISO_REPEATABLE_READ,
+                1000,
+                &mut snap,
+                &mut err,
+            ),
+            err,
+        );
+        assert!(riptide_hsession_has_snapshot(snap));
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
+            err,
+        );
+        assert!(!riptide_hsession_has_snapshot(s));
+        for (pk, row) in [(c"1", c"a"), (c"2", c"b")] {
+            let keys = [key(row.to_bytes())];
+            check(
+                riptide_hsession_insert(
+                    s,
+                    tab,
+                    pk.as_ptr(),
+                    1,
+                    keys.as_ptr(),
+                    1,
+                    row.as_ptr(),
+                    1,
+                    null_mut(),
+                    &mut err,
+                ),
+                err,
+            );
+        }
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+        let (mut v, mut vlen, mut found) = (null_mut(), 0, true);
+        check(
+            riptide_hsession_get_row(
+                snap,
+                tab,
+                c"1".as_ptr(),
+                1,
+                RIPTIDE_ROW_LOCK_NONE,
+                &mut v,
+                &mut vlen,
+                &mut found,
+                &mut err,
+            ),
+            err,
+        );
+        assert!(!found, "the snapshot was taken before the commit");
+        riptide_free_value(v, vlen);
+        check(riptide_hsession_rollback(snap, &mut err), err);
+        riptide_hsession_destroy(snap);
+
+        // CHECK TABLE: consistent.
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
+            err,
+        );
+        let (mut problems, mut report) = (u64::MAX, null_mut());
+        check(
+            riptide_hsession_check_table(
+                s,
+                tab,
+                Some(row_is_key),
+                null_mut(),
+                10,
+                &mut problems,
+                &mut report,
+                &mut err,
+            ),
+            err,
+        );
+        assert_eq!(problems, 0);
+        assert!(report.is_null());
+        // A row whose stored value no longer matches its entry ("b" -> "z", entry kept).
+        let keys = [key(b"b")];
+        check(
+            riptide_hsession_update(
+                s,
+                tab,
+                c"2".as_ptr(),
+                1,
+                keys.as_ptr(),
+                c"2".as_ptr(),
+                1,
+                keys.as_ptr(),
+                1,
+                c"z".as_ptr(),
+                1,
+                null_mut(),
+                &mut err,
+            ),
+            err,
+        );
+        check(
+            riptide_hsession_check_table(
+                s,
+                tab,
+                Some(row_is_key),
+                null_mut(),
+                10,
+                &mut problems,
+                &mut report,
+                &mut err,
+            ),
+            err,
+        );
+        assert_eq!(
+            problems, 2,
+            "the row lacks entry z, entry b mismatches its row"
+        );
+        let text = std::ffi::CStr::from_ptr(report)
+            .to_string_lossy()
+            .into_owned();
+        riptide_free(report.cast());
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().all(|l| l.starts_with("index `k`: ")), "{text}");
+        let st = riptide_hsession_check_table(
+            s,
+            tab,
+            None,
+            null_mut(),
+            10,
+            &mut problems,
+            &mut report,
+            &mut err,
+        );
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        check(riptide_hsession_rollback(s, &mut err), err);
+        riptide_hsession_destroy(s);
+
+        // ANALYZE and OPTIMIZE.
+        let mut rows = 0;
+        check(
+            riptide_htable_refresh_statistics(tab, &mut rows, &mut err),
+            err,
+        );
+        assert_eq!(rows, 2);
+        assert_eq!(riptide_htable_row_estimate(tab), 2);
+        check(riptide_htable_compact(tab, &mut err), err);
+        let mut n = 0;
+        check(
+            riptide_htable_estimate_range(tab, 1, null(), 0, null(), 0, 100, &mut n, &mut err),
+            err,
+        );
+        assert_eq!(n, 2);
+        riptide_htable_release(tab);
+        check(riptide_handler_close(h, &mut err), err);
+        riptide_handler_destroy(h);
+    }
+}

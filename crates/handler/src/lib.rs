@@ -11,6 +11,9 @@
 //!   statement savepoints): insert / update / delete keep every index in step, check
 //!   primary and unique keys (locked, so concurrent inserts of one value serialize), and
 //!   single-delete secondary entries.
+//! - **Maintenance**: `CHECK TABLE` ([`Session::check_table`]: every row has its secondary
+//!   entries, every entry its row), `ANALYZE TABLE` ([`Table::refresh_statistics`]),
+//!   `OPTIMIZE TABLE` ([`Table::compact`]).
 //! - **Counters**: auto-increment and hidden row ids reserved in batches in the dictionary,
 //!   never handed out twice even across a crash; row count estimates.
 //!
@@ -33,12 +36,14 @@
 //! # Ok(()) }
 //! ```
 
+mod check;
 mod engine;
 mod error;
 mod format;
 mod session;
 mod table;
 
+pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use engine::HandlerEngine;
 pub use error::{HandlerError, Result};
 pub use format::{

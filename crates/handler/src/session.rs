@@ -49,6 +49,10 @@ pub struct SessionOptions {
     pub isolation: Isolation,
     /// Row lock wait limit. Default 50 s (`innodb_lock_wait_timeout`).
     pub lock_timeout: Duration,
+    /// Take the read snapshot when the session begins instead of at its first read
+    /// (`START TRANSACTION WITH CONSISTENT SNAPSHOT`; only meaningful under repeatable
+    /// read). Default false.
+    pub snapshot_at_begin: bool,
 }
 
 impl Default for SessionOptions {
@@ -56,6 +60,7 @@ impl Default for SessionOptions {
         SessionOptions {
             isolation: Isolation::RepeatableRead,
             lock_timeout: Duration::from_secs(50),
+            snapshot_at_begin: false,
         }
     }
 }
@@ -128,7 +133,8 @@ impl Session {
             TransactionOptions::default()
                 .isolation(opts.isolation.engine_level())
                 .concurrency(Concurrency::Pessimistic)
-                .lock_timeout(opts.lock_timeout),
+                .lock_timeout(opts.lock_timeout)
+                .snapshot_at_begin(opts.snapshot_at_begin),
         )?;
         Ok(Session {
             store,
@@ -139,6 +145,17 @@ impl Session {
             marks: Vec::new(),
             statement: None,
         })
+    }
+
+    /// Whether the session has taken its read snapshot (at begin with
+    /// [`SessionOptions::snapshot_at_begin`], else at its first read under repeatable read).
+    pub fn has_snapshot(&self) -> bool {
+        self.txn.snapshot_seqno().is_some()
+    }
+
+    /// The column family holding rows and index entries.
+    pub(crate) fn store_data(&self) -> riptide::ColumnFamily {
+        self.store.data.clone()
     }
 
     /// The engine transaction underneath (for iterators and raw reads).

@@ -262,6 +262,43 @@ impl Table {
         Ok(count)
     }
 
+    /// `ANALYZE TABLE`: counts the rows of the primary (or hidden) key in the newest
+    /// committed state, makes that the row estimate and persists it. Returns the count.
+    pub fn refresh_statistics(&self) -> Result<u64> {
+        let prefix = self.index_prefix(0)?;
+        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+        it.seek(&prefix)?;
+        let mut count = 0u64;
+        while it.valid() && it.key().starts_with(&prefix) {
+            count += 1;
+            it.next()?;
+        }
+        drop(it);
+        self.rows
+            .store(i64::try_from(count).unwrap_or(i64::MAX), Ordering::Relaxed);
+        let mut c = self.counters.lock();
+        self.persist_locked(&mut c)?;
+        Ok(count)
+    }
+
+    /// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table to
+    /// the last level (`Db::compact_range`), dropping deleted rows, shadowed versions and
+    /// tombstones no snapshot needs.
+    pub fn compact(&self) -> Result<()> {
+        for n in 0..self.index_count() {
+            let lo = self.index_prefix(n)?;
+            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            self.store
+                .db
+                .compact_range(&self.store.data, Some((&lo[..], &hi[..])))?;
+        }
+        Ok(())
+    }
+
     /// Writes the counters record with the exact next values (what a clean shutdown does, so
     /// a restart does not skip the reserved range).
     pub fn persist_exact(&self) -> Result<()> {

@@ -27,6 +27,7 @@ fn race(isolation: Isolation, rounds: u8) {
                     let opts = SessionOptions {
                         isolation,
                         lock_timeout: Duration::from_secs(10),
+                        ..SessionOptions::default()
                     };
                     let mut s = engine.begin_session(opts).unwrap();
                     // Take the snapshot before the race (repeatable read).
