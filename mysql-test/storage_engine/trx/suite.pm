@@ -1,0 +1,21 @@
+package My::Suite::Riptide::StorageEngine;
+
+# Overlay of MariaDB's suite/storage_engine for ENGINE=RIPTIDE (parts/ and trx/ have the
+# same file). `cargo xtask mtr` links mysql-test/storage_engine to
+# mysql-test/plugin/riptide/storage_engine, so mtr finds the overlays as
+# storage_engine-riptide, storage_engine/parts-riptide and storage_engine/trx-riptide.
+#
+# Nothing here skips: suite.opt loads the plugin with --riptide=FORCE (a plugin that does not
+# load stops the server, so every test fails), and define_engine.inc --die's when RIPTIDE is
+# not in information_schema.ENGINES (the base suite's have_engine.inc would only skip).
+
+@ISA = qw(My::Suite);
+
+# `cargo xtask mtr` starts the servers with --plugin-maturity=experimental, so every server
+# start logs this warning. mtr scans the error log again at the final shutdown of each worker
+# with only the global suppressions; an unsuppressed line there makes the worker exit(1),
+# and the manager then dies of SIGPIPE writing to it (the run ends without a summary).
+push @::global_suppressions,
+  qr/Plugin 'RIPTIDE' is of maturity level experimental while the server is stable/;
+
+bless { };
