@@ -921,10 +921,18 @@ pub fn mtr(suites: Vec<String>, extra: Vec<String>) -> Result<()> {
         .args(["--force", "--max-test-fail=0", "--parallel=auto"])
         .args(&extra);
     let result = run("mtr", m);
-    // mtr writes .reject files beside the .result: move them out of the source tree.
+    // mtr writes .reject files beside the .result: move them out of the source tree, and
+    // out of the installed suites our overlays extend (their rejects land beside the base
+    // result, e.g. suite/storage_engine/trx/).
     let rejects = target().join("mtr").join("rejects");
-    for suite in fs::read_dir(&ours)?.flatten().map(|e| e.path()) {
-        let Ok(files) = files_ending(&suite.join("r"), ".reject") else {
+    let mut reject_dirs: Vec<PathBuf> = fs::read_dir(&ours)?
+        .flatten()
+        .map(|e| e.path().join("r"))
+        .collect();
+    let base = Path::new(MTR_DIR).join("suite").join("storage_engine");
+    reject_dirs.extend([base.clone(), base.join("parts"), base.join("trx")]);
+    for dir in reject_dirs {
+        let Ok(files) = files_ending(&dir, ".reject") else {
             continue;
         };
         for f in files {
