@@ -11,7 +11,7 @@
 //! | level | reads see | write-write conflicts | read validation |
 //! |---|---|---|---|
 //! | [`IsolationLevel::ReadCommitted`] | the newest committed data at each read | yes (see below) | none |
-//! | [`IsolationLevel::RepeatableRead`] | one snapshot, taken at the first operation (or at begin with [`TransactionOptions::snapshot_at_begin`]) | yes, against the snapshot | keys read with `get_for_update` |
+//! | [`IsolationLevel::RepeatableRead`] | one snapshot, taken at the first operation (after its lock wait, if it waited; or at begin with [`TransactionOptions::snapshot_at_begin`]) | yes, against the snapshot (none with [`TransactionOptions::current_reads`]) | keys read with `get_for_update` |
 //! | [`IsolationLevel::Serializable`] | the snapshot, as repeatable read | yes, against the snapshot | every key read with `get` or `get_for_update` |
 //!
 //! Anomalies each level allows (each is a test in `tests/txn_anomalies.rs`):
@@ -45,7 +45,10 @@
 //!   close a cycle fails at once with `Deadlock` (the requester is the victim). Locks on keys
 //!   that do not exist are ordinary locks, so two inserts of one new key serialize. Under
 //!   repeatable read and serializable, locking a key that has a version newer than the
-//!   snapshot fails with `Conflict` (first committer wins, as in snapshot isolation).
+//!   snapshot fails with `Conflict` (first committer wins, as in snapshot isolation), unless
+//!   the transaction uses [`TransactionOptions::current_reads`] (InnoDB's behaviour, what the
+//!   MariaDB handler uses): then locking reads and writes work on the newest committed
+//!   version once their lock is granted, and only plain reads use the snapshot.
 //!
 //! A delete of a key the transaction did not read, when the key is already deleted by a newer
 //! commit, is not a conflict: deleting an absent key changes nothing, in either order. Two
@@ -127,6 +130,7 @@ pub struct TransactionOptions {
     pub(crate) concurrency: Concurrency,
     pub(crate) lock_timeout: Duration,
     pub(crate) snapshot_at_begin: bool,
+    pub(crate) current_reads: bool,
 }
 
 impl Default for TransactionOptions {
@@ -136,6 +140,7 @@ impl Default for TransactionOptions {
             concurrency: Concurrency::Pessimistic,
             lock_timeout: Duration::from_secs(50),
             snapshot_at_begin: false,
+            current_reads: false,
         }
     }
 }
@@ -165,6 +170,19 @@ impl TransactionOptions {
     /// (`START TRANSACTION WITH CONSISTENT SNAPSHOT`). Default false.
     pub fn snapshot_at_begin(mut self, yes: bool) -> Self {
         self.snapshot_at_begin = yes;
+        self
+    }
+
+    /// InnoDB's *current reads* (pessimistic transactions only; default false): locking
+    /// reads (`get_for_update`, and `get` under serializable) and writes work on the newest
+    /// committed version of their key. Once the row lock is granted they see what the lock's
+    /// previous holder committed, instead of failing with `Conflict` because the key changed
+    /// after the snapshot. Plain reads (`get`, iterators) still read the snapshot. This is
+    /// what MariaDB users expect: an `UPDATE` that waited for a row lock updates the row as
+    /// the other transaction left it. Off, a transaction is snapshot isolation with first
+    /// committer wins (RocksDB's `TransactionDB`).
+    pub fn current_reads(mut self, yes: bool) -> Self {
+        self.current_reads = yes;
         self
     }
 }
@@ -438,6 +456,12 @@ impl Transaction {
 
     /// The sequence number reads see now: the snapshot (taken now if needed) under
     /// repeatable read and serializable, the newest committed under read committed.
+    /// True when locking reads and writes are current reads (see
+    /// [`TransactionOptions::current_reads`]).
+    fn current_reads(&self) -> bool {
+        self.shared.opts.current_reads && self.shared.opts.concurrency == Concurrency::Pessimistic
+    }
+
     fn read_seqno(&self, st: &mut TxnState) -> SeqNo {
         match self.shared.opts.isolation {
             IsolationLevel::ReadCommitted => self.shared.db.last_seqno.load(Ordering::Acquire),
@@ -463,8 +487,13 @@ impl Transaction {
         }
         // After the lock wait (read committed must see what the lock holder committed), and
         // after tracking (an optimistic key is tracked at or before the point it is read at,
-        // so a commit in between is a conflict, never a missed one).
-        let seqno = self.read_seqno(&mut st);
+        // so a commit in between is a conflict, never a missed one). A current read sees the
+        // newest committed version: the lock it holds keeps it from changing.
+        let seqno = if lock.is_some() && self.current_reads() {
+            self.shared.db.last_seqno.load(Ordering::Acquire)
+        } else {
+            self.read_seqno(&mut st)
+        };
         if let Some(op) = st.buffer.get(cf.id(), key) {
             return Ok(op.value().map(<[u8]>::to_vec));
         }
@@ -499,10 +528,10 @@ impl Transaction {
         mode: LockMode,
         blind_delete: bool,
     ) -> Result<()> {
-        // Validated against the read point: a key is never tracked after it was read.
-        let seqno = self.read_seqno(st);
         match self.shared.opts.concurrency {
             Concurrency::Optimistic => {
+                // Validated against the read point: a key is never tracked after it was read.
+                let seqno = self.read_seqno(st);
                 st.tracked.track(cf.id(), key, seqno);
                 Ok(())
             }
@@ -522,8 +551,16 @@ impl Transaction {
                     self.shared.opts.lock_timeout,
                 )?;
                 st.buffer.record_lock(cf.id(), key, mode);
-                if self.shared.opts.isolation != IsolationLevel::ReadCommitted
-                    && let Some(newer) = cf.data.view().newer_version(key, seqno)?
+                // Current reads work on whatever the key now holds: no snapshot to conflict
+                // with (and none taken here, so a transaction whose first step waited for a
+                // lock reads what the lock's holder committed).
+                if self.shared.opts.isolation == IsolationLevel::ReadCommitted
+                    || self.shared.opts.current_reads
+                {
+                    return Ok(());
+                }
+                let seqno = self.read_seqno(st);
+                if let Some(newer) = cf.data.view().newer_version(key, seqno)?
                     && !(blind_delete && newer.deleted)
                 {
                     return Err(conflict(cf, key, seqno));
