@@ -65,6 +65,7 @@ public:
   int close(void) override;
   int create(const char *name, TABLE *form, HA_CREATE_INFO *create_info) override;
   int delete_table(const char *name) override;
+  int truncate() override;
   int rename_table(const char *from, const char *to) override;
 
   int write_row(const uchar *buf) override;
@@ -82,6 +83,7 @@ public:
   int index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
                      enum ha_rkey_function find_flag) override;
   int index_next(uchar *buf) override;
+  int index_next_same(uchar *buf, const uchar *key, uint keylen) override;
   int index_prev(uchar *buf) override;
   int index_first(uchar *buf) override;
   int index_last(uchar *buf) override;
@@ -89,6 +91,7 @@ public:
   void get_auto_increment(ulonglong offset, ulonglong increment, ulonglong nb_desired_values,
                           ulonglong *first_value, ulonglong *nb_reserved_values) override;
 
+  Item *idx_cond_push(uint keyno, Item *idx_cond) override;
   int info(uint flag) override;
   int extra(enum ha_extra_function operation) override;
   int reset() override;
@@ -112,6 +115,9 @@ private:
   Riptide_share *share= nullptr;
   THR_LOCK_DATA lock_data;
   bool has_pk= false;
+  /* The table name open() was given ("./db/t", or "./db/t#P#p0" for a partition): the
+     table's name in Riptide's data dictionary. */
+  std::string open_name;
   /* The key (index prefix included) the iterator returned last: re-seeks after point reads. */
   std::string cur_key;
   /* The primary key (or hidden row id) of the row read last: position(), hidden-key
@@ -121,6 +127,8 @@ private:
   bool iter_stale= false;
   /* rnd_next has positioned the iterator (false right after rnd_init). */
   bool scan_positioned= false;
+  /* This index read fills rows from the index entries (plan_keyread). */
+  bool decode_from_key= false;
   riptide_txn_iter_t *iter= nullptr;
   /* Riptide index the iterator runs over (0: primary / hidden key). */
   uint iter_index= 0;
@@ -171,6 +179,10 @@ private:
   int step(bool forward);
   int resync_iterator(bool forward);
   int point_read(uchar *buf, const std::string &pk, bool *found);
+  int pushed_condition(uchar *buf);
+  void plan_keyread();
+  bool decode_key_parts(const KEY *key, const uchar *p, const uchar *end, uchar *buf);
+  int icp_error(int verdict);
   int row_error(riptide_status_t st, char *err, size_t dup_index);
   void observe_autoinc(const uchar *record);
 };

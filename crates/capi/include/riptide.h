@@ -834,6 +834,25 @@ void riptide_hsession_destroy(struct riptide_hsession_t *session);
 // `session` NULL or live; `errmsg` NULL or writable.
 enum riptide_status_t riptide_hsession_commit(struct riptide_hsession_t *session, char **errmsg);
 
+// Prepares the session's transaction under the xid `(format_id, gtrid, bqual)` (two-phase
+// commit, phase one: the writes are durable in the WAL, not yet visible, the locks stay
+// held). Finish it with `riptide_hsession_commit` / `riptide_hsession_rollback`; a session
+// destroyed while prepared leaves the transaction prepared, to be finished with
+// `riptide_commit_prepared` / `riptide_rollback_prepared` (also after a restart:
+// `riptide_prepared_list`). After a failure the transaction is rolled back.
+//
+// # Safety
+//
+// `session` NULL or live; each `(pointer, length)` pair NULL or `length` readable bytes;
+// `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_prepare(struct riptide_hsession_t *session,
+                                               int32_t format_id,
+                                               const char *gtrid,
+                                               size_t gtrid_len,
+                                               const char *bqual,
+                                               size_t bqual_len,
+                                               char **errmsg);
+
 // Rolls back the session's transaction (already rolled back after a conflict: OK).
 //
 // # Safety

@@ -22,6 +22,7 @@ use crate::kv::ValueOut;
 use crate::memory::malloc_string;
 use crate::status::riptide_status_t;
 use crate::txn_iter::riptide_txn_iter_t;
+use crate::xid::xid_from_parts;
 
 /// Index kind `riptide_index_spec_t.kind`: the primary key (index 0).
 pub const RIPTIDE_INDEX_PRIMARY: i32 = 1;
@@ -783,6 +784,37 @@ pub unsafe extern "C" fn riptide_hsession_commit(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe { with_session(session, errmsg, Session::commit) }
+}
+
+/// Prepares the session's transaction under the xid `(format_id, gtrid, bqual)` (two-phase
+/// commit, phase one: the writes are durable in the WAL, not yet visible, the locks stay
+/// held). Finish it with `riptide_hsession_commit` / `riptide_hsession_rollback`; a session
+/// destroyed while prepared leaves the transaction prepared, to be finished with
+/// `riptide_commit_prepared` / `riptide_rollback_prepared` (also after a restart:
+/// `riptide_prepared_list`). After a failure the transaction is rolled back.
+///
+/// # Safety
+///
+/// `session` NULL or live; each `(pointer, length)` pair NULL or `length` readable bytes;
+/// `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_prepare(
+    session: *mut riptide_hsession_t,
+    format_id: i32,
+    gtrid: *const c_char,
+    gtrid_len: usize,
+    bqual: *const c_char,
+    bqual_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let xid = xid_from_parts(format_id, gtrid, gtrid_len, bqual, bqual_len)?;
+            s.prepare(&xid)
+        })
+    }
 }
 
 /// Rolls back the session's transaction (already rolled back after a conflict: OK).

@@ -413,3 +413,119 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
         riptide_handler_destroy(h);
     }
 }
+
+#[test]
+fn a_prepared_session_is_listed_and_committed_by_xid_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let specs = [riptide_index_spec_t {
+            kind: RIPTIDE_INDEX_PRIMARY,
+            unique: true,
+            key_parts: 1,
+            name: c"PRIMARY".as_ptr(),
+        }];
+        let name = b"./db/xa";
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                1,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
+            err,
+        );
+        let mut dup = usize::MAX;
+        check(
+            riptide_hsession_insert(
+                s,
+                tab,
+                c"1".as_ptr(),
+                1,
+                null(),
+                0,
+                c"row".as_ptr(),
+                3,
+                &mut dup,
+                &mut err,
+            ),
+            err,
+        );
+        // An empty gtrid is refused; the session stays usable.
+        let st = riptide_hsession_prepare(s, 1, c"".as_ptr(), 0, null(), 0, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        check(
+            riptide_hsession_prepare(s, 1, c"gx".as_ptr(), 2, c"b".as_ptr(), 1, &mut err),
+            err,
+        );
+        // Destroyed while prepared: it stays prepared.
+        riptide_hsession_destroy(s);
+        let mut xids = null_mut();
+        let mut n = 0;
+        check(
+            riptide_prepared_list(t.db, &mut xids, &mut n, &mut err),
+            err,
+        );
+        assert_eq!(n, 1);
+        let x = &*xids;
+        assert_eq!((x.format_id, x.gtrid_len, x.bqual_len), (1, 2, 1));
+        assert_eq!(&x.gtrid[..2], b"gx");
+        assert_eq!(x.bqual[0], b'b');
+        riptide_free(xids.cast());
+        check(
+            riptide_commit_prepared(t.db, 1, c"gx".as_ptr(), 2, c"b".as_ptr(), 1, &mut err),
+            err,
+        );
+        let st = riptide_commit_prepared(t.db, 1, c"gx".as_ptr(), 2, c"b".as_ptr(), 1, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_NOT_FOUND);
+        riptide_free(err.cast());
+        err = null_mut();
+        // The row is there.
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
+            err,
+        );
+        let mut v = null_mut();
+        let mut len = 0;
+        let mut found = false;
+        check(
+            riptide_hsession_get_row(
+                s,
+                tab,
+                c"1".as_ptr(),
+                1,
+                RIPTIDE_ROW_LOCK_NONE,
+                &mut v,
+                &mut len,
+                &mut found,
+                &mut err,
+            ),
+            err,
+        );
+        assert!(found);
+        assert_eq!(std::slice::from_raw_parts(v.cast::<u8>(), len), b"row");
+        riptide_free_value(v, len);
+        riptide_hsession_destroy(s);
+        riptide_htable_release(tab);
+        riptide_handler_destroy(h);
+    }
+}

@@ -134,7 +134,11 @@ impl Session {
                 .isolation(opts.isolation.engine_level())
                 .concurrency(Concurrency::Pessimistic)
                 .lock_timeout(opts.lock_timeout)
-                .snapshot_at_begin(opts.snapshot_at_begin),
+                .snapshot_at_begin(opts.snapshot_at_begin)
+                // InnoDB's semantics: locking reads and writes see the newest committed row
+                // once their lock is granted (an UPDATE that waited updates the row as the
+                // other transaction left it); plain SELECTs read the snapshot.
+                .current_reads(true),
         )?;
         Ok(Session {
             store,
@@ -266,6 +270,18 @@ impl Session {
         }
         self.clear();
         Ok(outcome?)
+    }
+
+    /// Two-phase commit, phase one (`XA PREPARE`, or the server's internal two-phase commit
+    /// with the binary log): makes the writes durable under `xid` without making them
+    /// visible; the locks stay held. Then [`Session::commit`] or [`Session::rollback`]
+    /// finishes it; a session dropped while prepared leaves it prepared, to be finished by
+    /// xid ([`riptide::Db::commit_prepared`] / [`riptide::Db::rollback_prepared`]), also
+    /// after a restart ([`riptide::Db::prepared_transactions`] lists it). After a failure
+    /// the transaction is rolled back.
+    pub fn prepare(&mut self, xid: &riptide::Xid) -> Result<()> {
+        self.statement = None;
+        Ok(self.txn.prepare(xid)?)
     }
 
     /// Rolls back everything (a transaction that lost a conflict is already rolled back:

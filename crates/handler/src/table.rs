@@ -134,22 +134,33 @@ impl Table {
     /// being congruent to `offset` (MariaDB's `auto_increment_offset` / `_increment`), and
     /// returns the first. Values are never handed out twice, also across crashes: the
     /// dictionary records a ceiling before any value below it is returned (see FORMAT.md).
+    ///
+    /// The first value is InnoDB's (`ha_innobase::get_auto_increment`), which is the
+    /// server's own `compute_next_insert_id` rounding: `((next - 1) + increment - offset) /
+    /// increment * increment + offset`. With `offset > increment` that formula still holds
+    /// (MariaDB documents the offset as "ignored" then, but both the server and InnoDB use
+    /// it as is); only when it would wrap below the counter does the value fall back to the
+    /// next one congruent to `offset % increment`.
     pub fn reserve_autoinc(&self, count: u64, offset: u64, increment: u64) -> Result<u64> {
         let mut c = self.counters.lock();
         let inc = increment.max(1);
         let mut first = c.autoinc_next.max(1);
         if inc > 1 {
-            let off = if offset == 0 || offset > inc {
-                1
+            let rounded = (first - 1)
+                .wrapping_add(inc)
+                .wrapping_sub(offset)
+                .checked_div(inc)
+                .unwrap_or(0)
+                .wrapping_mul(inc)
+                .wrapping_add(offset);
+            first = if rounded >= first {
+                rounded
             } else {
-                offset
+                let off = offset % inc;
+                let base = first - first % inc;
+                let v = base.saturating_add(off);
+                if v >= first { v } else { v.saturating_add(inc) }
             };
-            if first <= off {
-                first = off;
-            } else {
-                let steps = (first - off).div_ceil(inc);
-                first = off.saturating_add(steps.saturating_mul(inc));
-            }
         }
         let end = first.saturating_add(count.max(1).saturating_mul(inc));
         if end > c.autoinc_ceiling {
