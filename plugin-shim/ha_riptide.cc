@@ -884,10 +884,8 @@ ha_riptide::~ha_riptide() { drop_iterator(); }
 
 /* Generated columns (HA_CAN_VIRTUAL_COLUMNS: VIRTUAL and STORED, indexes on STORED ones
    only) and GEOMETRY columns (HA_CAN_GEOMETRY: stored like BLOBs; SPATIAL indexes stay
-   refused in create()) work, but are not advertised yet: mysql-test/riptide/t/types.test
-   (another owner's) still expects CREATE TABLE to refuse both. Turn them on together with
-   that test (storage_engine.vcol and type_spatial then pass). */
-constexpr ulonglong GCOL_GEOMETRY_FLAGS= 0; /* HA_CAN_VIRTUAL_COLUMNS | HA_CAN_GEOMETRY */
+   refused in create()). */
+constexpr ulonglong GCOL_GEOMETRY_FLAGS= HA_CAN_VIRTUAL_COLUMNS | HA_CAN_GEOMETRY;
 
 ulonglong ha_riptide::table_flags() const
 {
@@ -896,11 +894,8 @@ ulonglong ha_riptide::table_flags() const
          HA_BINLOG_ROW_CAPABLE | HA_BINLOG_STMT_CAPABLE | HA_CAN_ONLINE_BACKUPS;
 }
 
-/* Index condition pushdown (idx_cond_push, pushed_condition) works, but it is not advertised
-   yet: with it, EXPLAIN prints "Using index condition" where mysql-test/riptide/r/
-   secondary.result (another owner's) expects "Using where". Turn it on together with that
-   result line (storage_engine.type_char_indexes then passes too). */
-constexpr ulong ICP_FLAG= 0; /* HA_DO_INDEX_COND_PUSHDOWN */
+/* Index condition pushdown (idx_cond_push, pushed_condition). */
+constexpr ulong ICP_FLAG= HA_DO_INDEX_COND_PUSHDOWN;
 
 /* HA_KEYREAD_ONLY on every index: an index-only read (extra(HA_EXTRA_KEYREAD)) fills
    every column the statement reads: from the index entry when they are all decodable parts
@@ -1419,7 +1414,9 @@ int ha_riptide::delete_table(const char *name)
       riptide_handler_drop_table(riptide_handler, name, strlen(name), &existed, &err);
   if (st != RIPTIDE_OK)
     return ddl_error("drop", st, err);
-  return 0;
+  /* The server asks every engine to drop a table it cannot find (ha_delete_table_force):
+     0 would claim it, and DROP TABLE of a missing table would succeed silently. */
+  return existed ? 0 : HA_ERR_NO_SUCH_TABLE;
 }
 
 int ha_riptide::rename_table(const char *from, const char *to)
