@@ -1478,6 +1478,9 @@ void ha_riptide::get_auto_increment(ulonglong offset, ulonglong increment,
     *nb_reserved_values= 0;
     return;
   }
+  /* As InnoDB: the counter never passes the column's largest value + 1 (a reservation
+     beyond it ends in "Out of range" and must not move AUTO_INCREMENT=). */
+  riptide_htable_cap_autoinc(share->table, table->next_number_field->get_max_int_value());
   *first_value= first;
   *nb_reserved_values= n;
 }

@@ -737,6 +737,15 @@ enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable
                                                      uint64_t *first,
                                                      char **errmsg);
 
+// Keeps the next auto-increment value at most `max + 1` (`max`: the column's largest
+// value), so a failed out-of-range insert does not move it past the column's range. A NULL
+// `table` is ignored.
+//
+// # Safety
+//
+// `table` is NULL or live.
+void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t max);
+
 // Records an explicit value stored in the auto-increment column: later reservations
 // start above it.
 //

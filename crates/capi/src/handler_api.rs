@@ -520,6 +520,19 @@ pub unsafe extern "C" fn riptide_htable_reserve_autoinc(
     }
 }
 
+/// Keeps the next auto-increment value at most `max + 1` (`max`: the column's largest
+/// value), so a failed out-of-range insert does not move it past the column's range. A NULL
+/// `table` is ignored.
+///
+/// # Safety
+///
+/// `table` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_cap_autoinc(table: *const riptide_htable_t, max: u64) {
+    // SAFETY: forwarded contract.
+    unsafe { query(table, (), |t| t.table.cap_autoinc(max)) }
+}
+
 /// Records an explicit value stored in the auto-increment column: later reservations
 /// start above it.
 ///

@@ -171,6 +171,15 @@ impl Table {
         Ok(first)
     }
 
+    /// Keeps the next auto-increment value at most `max + 1`, where `max` is the largest
+    /// value the column holds (InnoDB's behaviour): a reservation past it (an insert that
+    /// then fails with "Out of range") must not move `AUTO_INCREMENT=` beyond the column's
+    /// range. Values above `max` were never stored, so none is handed out twice.
+    pub fn cap_autoinc(&self, max: u64) {
+        let mut c = self.counters.lock();
+        c.autoinc_next = c.autoinc_next.min(max.saturating_add(1));
+    }
+
     /// Records that `value` was stored in the auto-increment column (an explicit value): the
     /// next reserved value is above it.
     pub fn observe_autoinc(&self, value: u64) -> Result<()> {

@@ -40,3 +40,23 @@ fn an_offset_beyond_the_increment_on_a_new_table_never_goes_backwards() {
     drop(t);
     close(db, engine);
 }
+
+#[test]
+fn the_counter_stops_at_the_columns_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine.create_table(b"./db/ai3", &[primary()], 0).unwrap();
+    // A TINYINT column (max 127) full up to 127: the next reservation is out of range.
+    t.observe_autoinc(127).unwrap();
+    assert_eq!(t.reserve_autoinc(1, 1, 1).unwrap(), 128);
+    t.cap_autoinc(127);
+    assert_eq!(t.autoinc_next(), 128, "InnoDB keeps AUTO_INCREMENT=128");
+    assert_eq!(t.reserve_autoinc(1, 1, 1).unwrap(), 128);
+    t.cap_autoinc(127);
+    assert_eq!(t.autoinc_next(), 128);
+    // Within range, the cap changes nothing.
+    t.cap_autoinc(u64::MAX);
+    assert_eq!(t.autoinc_next(), 128);
+    drop(t);
+    close(db, engine);
+}
