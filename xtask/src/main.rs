@@ -4,6 +4,7 @@
 //! private MariaDB server with Riptide loaded; `cargo xtask demo` is the embedded demo. Each
 //! verb prints what it runs.
 
+mod fuzz;
 mod mariadb;
 
 use std::path::{Path, PathBuf};
@@ -23,8 +24,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Verb {
     /// Every check and test: formatting, clippy, unit, property, crash and corruption tests,
-    /// a 2-minute crash test (`crash`), then the MariaDB plugin build and its mtr suites
-    /// (installs MariaDB if missing).
+    /// a 2-minute crash test (`crash`), 20 seconds of each fuzz target (`fuzz`), then the
+    /// MariaDB plugin build and its mtr suites (installs MariaDB if missing).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -69,6 +70,16 @@ enum Verb {
         /// Seed of the first round (default: from the clock; printed for replay).
         #[arg(long)]
         seed: Option<u64>,
+    },
+    /// Fuzzing: builds the cargo-fuzz targets of `fuzz/` with the nightly toolchain, writes
+    /// their seed corpora, then runs each for the given time, one after the other
+    /// (docs/TESTING.md).
+    Fuzz {
+        /// Seconds to run each target.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Targets to run (default: all).
+        targets: Vec<String>,
     },
     /// Benchmarks: the load/read comparison (default) or the criterion micro-benchmarks.
     Bench {
@@ -137,6 +148,7 @@ fn test(no_lint: bool) -> Result<()> {
     t.args(["test", "--workspace", "--profile", "ci", "--no-fail-fast"]);
     run("tests (unit, property, crash, corruption, doc)", t)?;
     crash(2.0, None)?;
+    fuzz::fuzz(20, Vec::new())?;
     // The MariaDB plugin: install the server and its source if missing, build
     // ha_riptide.so, run our mtr suite and MariaDB's storage_engine suite (root and parts:
     // every test passes or is disabled with its reason; trx/ still has two failures, see
@@ -252,6 +264,7 @@ fn main() -> Result<()> {
         Verb::Stop => mariadb::stop(),
         Verb::Mtr { suites, args } => mariadb::mtr(suites, args),
         Verb::Crash { minutes, seed } => crash(minutes, seed),
+        Verb::Fuzz { seconds, targets } => fuzz::fuzz(seconds, targets),
         Verb::Bench {
             micro,
             rocksdb,
