@@ -2051,28 +2051,31 @@ int ha_riptide::resync_iterator(bool forward)
   return 0;
 }
 
-int ha_riptide::index_next(uchar *buf)
+/* index_next / index_prev: one step of the open iterator in `forward`'s direction. */
+int ha_riptide::index_step(uchar *buf, bool forward)
 {
   if (!iter)
   {
     /* A new transaction (HANDLER ... READ in a later statement): continue from the key
-       read last, or from the first end if none was. */
+       read last, or from the end the direction starts at if none was. */
     if (int error= make_iterator(rindex(active_index)))
       return error;
     if (cur_key.empty())
-      return index_first(buf);
+      return forward ? index_first(buf) : index_last(buf);
     plan_keyread();
     iter_stale= true;
   }
   if (iter_stale)
   {
-    if (int error= resync_iterator(true))
+    if (int error= resync_iterator(forward))
       return error;
   }
-  else if (int error= step(true))
+  else if (int error= step(forward))
     return error;
-  return read_from_iterator(buf, true);
+  return read_from_iterator(buf, forward);
 }
+
+int ha_riptide::index_next(uchar *buf) { return index_step(buf, true); }
 
 /* The next row while its key starts with `key` (key_copy format, `keylen` bytes): compared
    on the encoded key bytes, so it holds also when the record's key columns were not filled
@@ -2096,28 +2099,7 @@ int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
   return 0;
 }
 
-int ha_riptide::index_prev(uchar *buf)
-{
-  if (!iter)
-  {
-    /* A new transaction (HANDLER ... READ in a later statement): continue from the key
-       read last, or from the last end if none was. */
-    if (int error= make_iterator(rindex(active_index)))
-      return error;
-    if (cur_key.empty())
-      return index_last(buf);
-    plan_keyread();
-    iter_stale= true;
-  }
-  if (iter_stale)
-  {
-    if (int error= resync_iterator(false))
-      return error;
-  }
-  else if (int error= step(false))
-    return error;
-  return read_from_iterator(buf, false);
-}
+int ha_riptide::index_prev(uchar *buf) { return index_step(buf, false); }
 
 int ha_riptide::index_first(uchar *buf)
 {

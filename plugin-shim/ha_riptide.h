@@ -178,6 +178,7 @@ private:
   int read_from_iterator(uchar *buf, bool forward);
   int step(bool forward);
   int resync_iterator(bool forward);
+  int index_step(uchar *buf, bool forward);
   int point_read(uchar *buf, const std::string &pk, bool *found);
   int pushed_condition(uchar *buf);
   void plan_keyread();

@@ -145,9 +145,9 @@ fn young_memtables_flush_at_a_share_of_the_tables_unless_turned_off() {
 }
 
 #[test]
-fn random_writes_keep_the_tree_within_half_again_its_data() {
-    // Random keys over a young tree: after each flush settles, L0 never holds more than
-    // its fraction, so the disk never holds a second copy of the data.
+fn random_writes_keep_l0_within_its_fraction_of_the_tree() {
+    // Random keys over a young tree: once compaction settles, L0 holds less than its
+    // fraction (a quarter) of the levels below.
     let dir = tempfile::tempdir().unwrap();
     let opts = Options::default()
         .sync_mode(SyncMode::None)
