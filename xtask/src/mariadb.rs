@@ -32,7 +32,7 @@ const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/riptide-deb-src.sources";
 /// The installed mysql-test tree of the `mariadb-test` package.
 const MTR_DIR: &str = "/usr/share/mysql/mysql-test";
 /// The maturity ha_riptide.so declares (`MariaDB_PLUGIN_MATURITY_EXPERIMENTAL`).
-const PLUGIN_MATURITY: &str = "experimental";
+pub(crate) const PLUGIN_MATURITY: &str = "experimental";
 
 fn target() -> PathBuf {
     root().join("target")
@@ -40,7 +40,7 @@ fn target() -> PathBuf {
 fn src_cache() -> PathBuf {
     target().join("mariadb-src")
 }
-fn plugin_dir() -> PathBuf {
+pub(crate) fn plugin_dir() -> PathBuf {
     target().join("plugin")
 }
 fn plugin_so() -> PathBuf {

@@ -1,0 +1,55 @@
+//! `cargo xtask crash --mariadb`: the crash test of Riptide inside MariaDB
+//! (tools/mariadb-crash, docs/TESTING.md). Builds the plugin and the test driver, copies
+//! the plugin to a folder of its own (a rebuild of target/plugin during the run cannot
+//! change the server under test), and runs `riptide-mariadb-crash` on target/mariadb-crash:
+//! its own data directory, socket and error log, no TCP. Never touches target/mariadb.
+
+use std::fs;
+
+use anyhow::{Context, Result};
+
+use crate::{cargo, mariadb, root, run};
+
+/// How long the test runs.
+pub enum Length {
+    /// This many rounds (load, SIGKILL, recovery, verification, clean restart).
+    Rounds(u64),
+    /// Rounds until this many minutes have passed.
+    Minutes(f64),
+}
+
+/// Runs the MariaDB crash test (plugin build included).
+pub fn crash_mariadb(length: Length, seed: Option<u64>) -> Result<()> {
+    mariadb::plugin()?;
+    let target = root().join("target");
+    let plugin_copy = target.join("mariadb-crash-plugin");
+    fs::create_dir_all(&plugin_copy)
+        .with_context(|| format!("creating {}", plugin_copy.display()))?;
+    let so = mariadb::plugin_dir().join("ha_riptide.so");
+    fs::copy(&so, plugin_copy.join("ha_riptide.so"))
+        .with_context(|| format!("copying {} to {}", so.display(), plugin_copy.display()))?;
+
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--profile",
+        "ci",
+        "-p",
+        "riptide-mariadb-crash",
+        "--",
+        "--plugin-maturity",
+        mariadb::PLUGIN_MATURITY,
+        "--dir",
+    ])
+    .arg(target.join("mariadb-crash"))
+    .arg("--plugin-dir")
+    .arg(&plugin_copy);
+    match length {
+        Length::Rounds(n) => c.args(["--rounds", &n.to_string()]),
+        Length::Minutes(m) => c.args(["--minutes", &m.to_string()]),
+    };
+    if let Some(seed) = seed {
+        c.args(["--seed", &seed.to_string()]);
+    }
+    run("MariaDB crash test", c)
+}
