@@ -81,43 +81,48 @@ pub fn lines(
     Ok(())
 }
 
-/// Draws grouped values (one group per workload, one bar per engine) as a PNG bar chart,
-/// values normalised to the first engine of each group (so 1.0 = same as it).
-pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)>)]) -> Result<()> {
+/// Draws grouped bars (one group per workload, one bar per engine) of absolute values on a
+/// log scale, so workloads that differ by orders of magnitude fit one 1400x750 PNG. Zero or
+/// negative values are left out.
+pub fn log_bars(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    groups: &[(String, Vec<(String, f64)>)],
+) -> Result<()> {
     register_font();
     let engines: Vec<String> = groups
         .first()
         .map(|g| g.1.iter().map(|e| e.0.clone()).collect())
         .unwrap_or_default();
-    let mut max = 1.0f64;
-    for (_, vals) in groups {
-        let base = vals
-            .first()
-            .map(|v| v.1)
-            .unwrap_or(1.0)
-            .max(f64::MIN_POSITIVE);
-        for (_, v) in vals {
-            max = max.max(v / base);
-        }
-    }
-    let root = BitMapBackend::new(path, (1200, 700)).into_drawing_area();
+    let positive = || {
+        groups
+            .iter()
+            .flat_map(|g| g.1.iter().map(|v| v.1))
+            .filter(|v| *v > 0.0)
+    };
+    let lo = 10f64.powf(positive().fold(f64::INFINITY, f64::min).log10().floor());
+    let hi = 10f64.powf(positive().fold(1.0, f64::max).log10().ceil());
+    let lo = if lo.is_finite() && lo < hi {
+        lo
+    } else {
+        hi / 10.0
+    };
+    let root = BitMapBackend::new(path, (1400, 750)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let n = groups.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 26))
+        .caption(title, ("sans-serif", 24))
         .margin(20)
         .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.5..n - 0.5, 0.0..max * 1.15)
+        .y_label_area_size(90)
+        .build_cartesian_2d(-0.5..n - 0.5, (lo..hi).log_scale())
         .map_err(|e| anyhow!("{e}"))?;
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .y_desc(format!(
-            "ops/s relative to {}",
-            engines.first().cloned().unwrap_or_default()
-        ))
+        .y_desc(y_label)
         .x_labels(groups.len().max(1) * 2 + 1)
         .x_label_formatter(&|x| {
             // Groups are centred on integers; other ticks stay blank.
@@ -126,7 +131,16 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
             }
             names.get(x.round() as usize).cloned().unwrap_or_default()
         })
-        .label_style(("sans-serif", 16))
+        .y_label_formatter(&|y| {
+            if *y >= 1e6 {
+                format!("{:.0}M", y / 1e6)
+            } else if *y >= 1e3 {
+                format!("{:.0}k", y / 1e3)
+            } else {
+                format!("{y}")
+            }
+        })
+        .label_style(("sans-serif", 15))
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
     let palette = [&BLUE, &RED, &GREEN, &MAGENTA];
@@ -134,15 +148,13 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
     for (ei, engine) in engines.iter().enumerate() {
         let color = palette.get(ei % palette.len()).copied().unwrap_or(&BLACK);
         let bars = groups.iter().enumerate().filter_map(|(gi, (_, vals))| {
-            let base = vals
-                .first()
-                .map(|v| v.1)
-                .unwrap_or(1.0)
-                .max(f64::MIN_POSITIVE);
-            let v = vals.get(ei)?.1 / base;
+            let v = vals.get(ei)?.1;
+            if v <= 0.0 {
+                return None;
+            }
             let x0 = gi as f64 - 0.4 + ei as f64 * width;
             Some(Rectangle::new(
-                [(x0, 0.0), (x0 + width * 0.9, v)],
+                [(x0, lo), (x0 + width * 0.9, v)],
                 color.filled(),
             ))
         });
@@ -154,11 +166,14 @@ pub fn ratio_bars(path: &Path, title: &str, groups: &[(String, Vec<(String, f64)
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .label_font(("sans-serif", 18))
         .draw()
         .map_err(|e| anyhow!("{e}"))?;
-    root.present().map_err(|e| anyhow!("{e}"))?;
+    root.present()
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| format!("write chart {}", path.display()))?;
     Ok(())
 }

@@ -1,19 +1,20 @@
-//! `riptide-bench`: loads N random keys into each engine and reads them back, in one process,
-//! so the engines are compared on the same machine in the same run. Prints a markdown table
-//! with ratios against the peers and the absolute numbers beside them.
+//! `riptide-bench`: a db_bench-style comparison of Riptide with RocksDB (feature `rocksdb`)
+//! and fjall, and Riptide-only workloads.
 //!
-//! Workloads (db_bench names): `fillrandom` (N puts of random 16-byte keys, 100-byte values,
-//! no fsync), `readrandom` (N gets of those keys in another random order: all hits).
-//! Each is repeated `--repeat` times on a fresh database; the median is reported.
+//! The default `--workload dbbench` runs db_bench's workloads (fillseq, fillrandom, overwrite,
+//! readrandom, readmissing, readseq, seekrandom, readwhilewriting, deleterandom, fillbatch) on
+//! every engine, each engine in its own child process, `--repeat` times, and writes a markdown
+//! table with ratios, JSON, CSV and PNG charts into `target/bench-results/dbbench-<UTC time>/`
+//! (see [`dbbench`]). `--workload sustained|queue|txn` are the Riptide-only workloads.
 
 mod chart;
+mod dbbench;
 mod engines;
 mod queue;
 mod sustained;
 mod txn;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -22,8 +23,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Which benchmark to run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Workload {
-    /// fillrandom + readrandom on every engine compiled in, with ratios.
-    Compare,
+    /// db_bench's workloads on every engine compiled in (Riptide, fjall, RocksDB with the
+    /// `rocksdb` feature), each in its own process, with ratios.
+    Dbbench,
     /// Random fill of N keys then an overwrite of all of them: throughput every second,
     /// longest stall, write and space amplification (Riptide).
     Sustained,
@@ -39,8 +41,41 @@ enum Workload {
 #[command(about = "Riptide benchmarks against peer engines")]
 struct Args {
     /// The benchmark.
-    #[arg(long, value_enum, default_value = "compare")]
+    #[arg(long, value_enum, default_value = "dbbench")]
     workload: Workload,
+    /// For `dbbench`: engines to run, comma-separated (default: every engine compiled in:
+    /// riptide, fjall, and rocksdb with the `rocksdb` feature).
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Number of keys.
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
+    /// For `dbbench`: gets of readrandom, readmissing and readwhilewriting (default: --keys).
+    #[arg(long)]
+    reads: Option<u64>,
+    /// For `dbbench`: seeks of seekrandom, each followed by 100 nexts (default: --keys / 10).
+    #[arg(long)]
+    seeks: Option<u64>,
+    /// For `dbbench`: reader threads of readwhilewriting (plus one writer).
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// For `dbbench`: durability of every write (none: written to the OS, not fsynced).
+    #[arg(long, value_enum, default_value = "none")]
+    sync: engines::SyncMode,
+    /// For `dbbench`: longest wait, after a workload that writes, for the engine to stop
+    /// writing (so write amplification includes the flushes and compactions it caused).
+    #[arg(long, default_value_t = 120)]
+    quiesce_secs: u64,
+    /// Repetitions per engine (median reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Small and fast (CI): `dbbench` 50,000 keys and one repetition; smaller sizes and
+    /// shorter runs for the other workloads.
+    #[arg(long)]
+    quick: bool,
     /// For `queue`: how long to run, in seconds.
     #[arg(long, default_value_t = 600)]
     seconds: u64,
@@ -54,24 +89,26 @@ struct Args {
     /// For `queue`: rows preloaded before the run.
     #[arg(long, default_value_t = 1_000_000)]
     preload: u64,
-    /// Where CSV files and PNG charts go. Default: target/bench-results.
-    /// Number of keys.
-    #[arg(long, default_value_t = 1_000_000)]
-    keys: u64,
-    /// Value size in bytes.
-    #[arg(long, default_value_t = 100)]
-    value_size: usize,
-    /// Repetitions per engine and workload (median reported).
-    #[arg(long, default_value_t = 3)]
-    repeat: usize,
-    /// Small and fast: 100,000 keys, one repetition.
-    #[arg(long)]
-    quick: bool,
+    /// Where results go (`dbbench`: a new `dbbench-<UTC time>` directory inside).
+    /// Default: target/bench-results.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Directory for the databases (wiped per run). Default: target/bench-data.
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// For `dbbench`: only re-render results.md, results.csv and the charts from this
+    /// results.json of an earlier run (into its directory).
+    #[arg(long)]
+    render: Option<PathBuf>,
+    /// Internal: run as the `dbbench` child for this engine.
+    #[arg(long, hide = true)]
+    engine: Option<String>,
+    /// Internal: the child's repetition number.
+    #[arg(long, hide = true, default_value_t = 1)]
+    rep: usize,
+    /// Internal: where the child writes its JSON result.
+    #[arg(long, hide = true)]
+    result_file: Option<PathBuf>,
 }
 
 /// Deterministic 16-byte key number `i`: a scramble of i, so insertion order is random but
@@ -95,13 +132,6 @@ pub(crate) fn progress(n: u64, msg: String) -> ProgressBar {
     pb
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    fill_ops: f64,
-    read_ops: f64,
-    disk_bytes: u64,
-}
-
 /// Peak resident set size of this process (`VmHWM` in `/proc/self/status`), if readable.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -110,54 +140,36 @@ pub(crate) fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Bytes of the files under `p`, subdirectories included (0 if unreadable).
 pub(crate) fn dir_size(p: &std::path::Path) -> u64 {
     std::fs::read_dir(p)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
                 .sum()
         })
         .unwrap_or(0)
 }
 
-fn one_run(kind: engines::Kind, dir: &std::path::Path, args: &Args, rep: usize) -> Result<Run> {
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
-    let engine = engines::open(kind, dir)?;
-    let n = args.keys;
-    let mut value = vec![0u8; args.value_size];
-    let pb = progress(n, format!("{} fillrandom #{}", kind.name(), rep + 1));
-    let start = Instant::now();
-    for i in 0..n {
-        value[..8.min(args.value_size)].copy_from_slice(&i.to_le_bytes()[..8.min(args.value_size)]);
-        engine.put(&key_of(i), &value)?;
-        if i % 8192 == 0 {
-            pb.set_position(i);
-        }
-    }
-    let fill = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
-
-    let pb = progress(n, format!("{} readrandom #{}", kind.name(), rep + 1));
-    let start = Instant::now();
-    for j in 0..n {
-        let i = j.wrapping_mul(0x2545_F491_4F6C_DD1D) % n;
-        let got = engine.get(&key_of(i))?;
-        anyhow::ensure!(got.is_some(), "{}: key {i} missing", kind.name());
-        if j % 8192 == 0 {
-            pb.set_position(j);
-        }
-    }
-    let read = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
-    drop(engine);
-    Ok(Run {
-        fill_ops: n as f64 / fill,
-        read_ops: n as f64 / read,
-        disk_bytes: dir_size(dir),
-    })
+/// Disk space used by the files under `p` (allocated blocks, so preallocated or sparse
+/// files count what they occupy), subdirectories included.
+pub(crate) fn disk_usage(p: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => disk_usage(&e.path()),
+                    Ok(m) => m.blocks() * 512,
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -167,7 +179,15 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() -> Result<()> {
     let mut args = Args::parse();
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    if args.engine.is_some() {
+        args.workload = Workload::Dbbench;
+    }
+    // benches/compare -> the workspace root.
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = manifest
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest.join("../../target"), |root| root.join("target"));
     let base = args
         .dir
         .clone()
@@ -178,12 +198,44 @@ fn main() -> Result<()> {
         .unwrap_or_else(|| target.join("bench-results"));
     std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
     match args.workload {
-        Workload::Compare => {
+        Workload::Dbbench => {
             if args.quick {
-                args.keys = args.keys.min(100_000);
+                args.keys = args.keys.min(50_000);
                 args.repeat = 1;
+                args.quiesce_secs = args.quiesce_secs.min(10);
             }
-            compare(&args, &base, &out)
+            let cfg = dbbench::Config {
+                keys: args.keys,
+                value_size: args.value_size,
+                reads: args.reads.unwrap_or(args.keys),
+                seeks: args.seeks.unwrap_or(args.keys / 10).max(1),
+                threads: args.threads.max(1),
+                sync: args.sync,
+                quiesce_secs: args.quiesce_secs,
+            };
+            if let Some(json) = &args.render {
+                return dbbench::render(json);
+            }
+            if let Some(engine) = &args.engine {
+                // A child: `--dir` is this engine's database directory.
+                let result = args
+                    .result_file
+                    .as_deref()
+                    .context("--engine needs --result-file")?;
+                let dir = args.dir.as_deref().context("--engine needs --dir")?;
+                return dbbench::child(engines::Kind::parse(engine)?, &cfg, dir, args.rep, result);
+            }
+            let base = base.join("dbbench");
+            let kinds = if args.engines.is_empty() {
+                engines::available()
+            } else {
+                args.engines
+                    .iter()
+                    .map(|e| engines::Kind::parse(e))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            dbbench::run(&cfg, &kinds, args.repeat.max(1), &base, &out, &command).map(|_| ())
         }
         Workload::Sustained => {
             if args.quick {
@@ -214,75 +266,4 @@ fn main() -> Result<()> {
         }
         Workload::Txn => txn::run(args.quick, &base.join("txn"), &out),
     }
-}
-
-/// fillrandom + readrandom on every engine, median of `repeat` runs, with ratios.
-fn compare(args: &Args, base: &std::path::Path, out: &std::path::Path) -> Result<()> {
-    let base = base.to_path_buf();
-    println!(
-        "# fillrandom / readrandom: {} keys, 16-byte keys, {}-byte values, no fsync, median of {}",
-        args.keys, args.value_size, args.repeat
-    );
-    let mut rows = Vec::new();
-    for kind in engines::available() {
-        let dir = base.join(kind.name());
-        let mut runs = Vec::new();
-        for rep in 0..args.repeat {
-            runs.push(one_run(kind, &dir, args, rep)?);
-        }
-        let fill = median(runs.iter().map(|r| r.fill_ops).collect());
-        let read = median(runs.iter().map(|r| r.read_ops).collect());
-        let disk = runs.last().map(|r| r.disk_bytes).unwrap_or(0);
-        rows.push((kind, fill, read, disk));
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    let peer = rows.iter().find(|r| r.0.name() != "riptide").copied();
-    println!();
-    println!("| engine | fillrandom ops/s | readrandom ops/s | disk after load (MiB) |");
-    println!("|---|---:|---:|---:|");
-    for (kind, fill, read, disk) in &rows {
-        println!(
-            "| {} | {:.0} | {:.0} | {:.1} |",
-            kind.name(),
-            fill,
-            read,
-            *disk as f64 / (1 << 20) as f64
-        );
-    }
-    if let (Some(r), Some(p)) = (rows.iter().find(|r| r.0.name() == "riptide"), peer) {
-        println!();
-        println!(
-            "riptide / {}: fillrandom {:.2}x, readrandom {:.2}x",
-            p.0.name(),
-            r.1 / p.1,
-            r.2 / p.2
-        );
-    }
-    let mut csv = String::from("engine,fillrandom_ops_per_sec,readrandom_ops_per_sec,disk_bytes\n");
-    for (kind, fill, read, disk) in &rows {
-        csv.push_str(&format!("{},{fill:.0},{read:.0},{disk}\n", kind.name()));
-    }
-    let csv_path = out.join("compare.csv");
-    std::fs::write(&csv_path, csv).with_context(|| format!("write {}", csv_path.display()))?;
-    let groups = vec![
-        (
-            "fillrandom".to_string(),
-            rows.iter().map(|r| (r.0.name().to_string(), r.1)).collect(),
-        ),
-        (
-            "readrandom".to_string(),
-            rows.iter().map(|r| (r.0.name().to_string(), r.2)).collect(),
-        ),
-    ];
-    let png = out.join("compare.png");
-    chart::ratio_bars(
-        &png,
-        &format!(
-            "{} random 16-byte keys, {}-byte values",
-            args.keys, args.value_size
-        ),
-        &groups,
-    )?;
-    println!("\nresults: {} and {}", csv_path.display(), png.display());
-    Ok(())
 }
