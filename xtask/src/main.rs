@@ -6,6 +6,8 @@
 
 mod fuzz;
 mod mariadb;
+mod mariadb_crash;
+mod sysbench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +27,9 @@ struct Cli {
 enum Verb {
     /// Every check and test: formatting, clippy, unit, property, crash and corruption tests,
     /// a 2-minute crash test (`crash`), 20 seconds of each fuzz target (`fuzz`), then the
-    /// MariaDB plugin build and its mtr suites (installs MariaDB if missing).
+    /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), two rounds of
+    /// the MariaDB crash test (`crash --mariadb`), and the benchmarks in their `--quick` form
+    /// (`bench`, `sysbench`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -67,6 +71,15 @@ enum Verb {
         /// How long to keep killing, in minutes.
         #[arg(long, default_value_t = 2.0)]
         minutes: f64,
+        /// The MariaDB-level crash test instead (tools/mariadb-crash): transactions on
+        /// RIPTIDE tables over several connections, kill -9 of mariadbd, restart, every
+        /// acknowledged transaction checked against the client's ledger, CHECK TABLE, every
+        /// secondary index against the primary key; rounds alternate the binary log on/off.
+        #[arg(long)]
+        mariadb: bool,
+        /// With --mariadb: run this many rounds instead of --minutes.
+        #[arg(long, requires = "mariadb")]
+        rounds: Option<u64>,
         /// Seed of the first round (default: from the clock; printed for replay).
         #[arg(long)]
         seed: Option<u64>,
@@ -81,18 +94,33 @@ enum Verb {
         /// Targets to run (default: all).
         targets: Vec<String>,
     },
-    /// Benchmarks: the load/read comparison (default) or the criterion micro-benchmarks.
+    /// Benchmarks: the db_bench suite on Riptide and fjall (default; 1M keys, 3 repetitions,
+    /// each engine in its own process; markdown table with ratios, JSON, CSV and PNG charts in
+    /// target/bench-results/dbbench-<time>/), the Riptide-only workloads with
+    /// `-- --workload sustained|queue|txn`, or the criterion micro-benchmarks (`--micro`).
     Bench {
         /// Run the criterion micro-benchmarks (WAL, memtable, blocks, bloom filter).
         #[arg(long)]
         micro: bool,
-        /// Include RocksDB (compiles RocksDB from C++: slow on 2 cores the first time).
+        /// Include RocksDB (compiles RocksDB from C++ into target/rocks-prebuild, a target
+        /// directory of its own: slow on 2 cores the first time, reused after).
         #[arg(long)]
         rocksdb: bool,
-        /// A small, fast run.
+        /// A small, fast run (the db_bench suite: 50,000 keys, one repetition; for CI).
         #[arg(long)]
         quick: bool,
         /// Extra arguments for the benchmark binary (after `--`).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// The MariaDB-level comparison: sysbench OLTP workloads on Riptide, InnoDB and MyRocks,
+    /// each in its own server inside a memory cgroup (benches/sysbench; needs root). Results
+    /// in target/sysbench-results/.
+    Sysbench {
+        /// A small run (minutes): the smoke test `cargo xtask test` runs.
+        #[arg(long)]
+        quick: bool,
+        /// Extra arguments for riptide-sysbench (after `--`), e.g. `-- --durable`.
         #[arg(last = true)]
         args: Vec<String>,
     },
@@ -163,6 +191,12 @@ fn test(no_lint: bool) -> Result<()> {
         .to_vec(),
         Vec::new(),
     )?;
+    // Two rounds of the MariaDB crash test: one with the binary log, one without.
+    mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None)?;
+    // The side-by-side benchmarks in their small form (issue 7): the library suite on
+    // Riptide and fjall, then sysbench on Riptide, InnoDB and MyRocks in a memory cgroup.
+    bench(false, false, true, Vec::new())?;
+    sysbench::sysbench(true, Vec::new())?;
     eprintln!(
         "\nall checks passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -223,13 +257,19 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
     if rocksdb {
         ensure_libclang()?;
         c.args(["--features", "rocksdb"]);
+        // Its own target directory: turning the feature on and off then rebuilds neither
+        // RocksDB nor the plain binary.
+        c.env(
+            "CARGO_TARGET_DIR",
+            root().join("target").join("rocks-prebuild"),
+        );
     }
     c.arg("--");
     if quick {
         c.arg("--quick");
     }
     c.args(args);
-    run("load/read benchmark", c)
+    run("benchmark (riptide-bench)", c)
 }
 
 /// The `rocksdb` crate generates its bindings with libclang: install Debian's libclang-dev
@@ -263,7 +303,24 @@ fn main() -> Result<()> {
         Verb::Run => mariadb::run_server(),
         Verb::Stop => mariadb::stop(),
         Verb::Mtr { suites, args } => mariadb::mtr(suites, args),
-        Verb::Crash { minutes, seed } => crash(minutes, seed),
+        Verb::Crash {
+            minutes,
+            seed,
+            mariadb: false,
+            ..
+        } => crash(minutes, seed),
+        Verb::Crash {
+            minutes,
+            seed,
+            rounds,
+            mariadb: true,
+        } => mariadb_crash::crash_mariadb(
+            rounds.map_or(
+                mariadb_crash::Length::Minutes(minutes),
+                mariadb_crash::Length::Rounds,
+            ),
+            seed,
+        ),
         Verb::Fuzz { seconds, targets } => fuzz::fuzz(seconds, targets),
         Verb::Bench {
             micro,
@@ -271,5 +328,6 @@ fn main() -> Result<()> {
             quick,
             args,
         } => bench(micro, rocksdb, quick, args),
+        Verb::Sysbench { quick, args } => sysbench::sysbench(quick, args),
     }
 }
