@@ -1583,13 +1583,19 @@ int ha_riptide::make_iterator(uint index)
   if (!s)
     return error;
   char *err= nullptr;
-  riptide_status_t st= riptide_hsession_iter_create(s, share->table, index, &iter, &err);
+  /* A locking read (FOR UPDATE, LOCK IN SHARE MODE, SERIALIZABLE, the source rows of
+     INSERT ... SELECT, UPDATE, DELETE) scans with InnoDB's semantics: the newest committed
+     rows, each locked, and next-key locks on what it walks, so that other sessions' inserts
+     there wait. Plain reads scan the snapshot. */
+  riptide_status_t st=
+      riptide_hsession_iter_create_locking(s, share->table, index, row_lock_code(), &iter, &err);
   if (st != RIPTIDE_OK)
   {
     iter= nullptr;
     return status_error(st, err);
   }
   iter_index= index;
+  iter_locking= lock_rows != Riptide_row_lock::NONE;
   get_trx(ha_thd())->iterators.insert(this);
   return 0;
 }
@@ -1774,7 +1780,7 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       cur_key= key;
       cur_pk= pk;
     }
-    else if (iter_index != 0 || lock_rows != Riptide_row_lock::NONE)
+    else if (iter_index != 0 || (lock_rows != Riptide_row_lock::NONE && !iter_locking))
     {
       bool found= false;
       if (int error= point_read(buf, pk, &found))
@@ -1844,6 +1850,14 @@ int ha_riptide::icp_error(int verdict)
   }
 }
 
+/* The RIPTIDE_ROW_LOCK_* value of lock_rows. */
+int32_t ha_riptide::row_lock_code() const
+{
+  return lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
+         : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
+                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE;
+}
+
 /* Reads the row with primary key `pk` through the session (locking it for a locking
    read); it becomes the current row. */
 int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
@@ -1854,11 +1868,8 @@ int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
     return error;
   char *v= nullptr, *err= nullptr;
   size_t len= 0;
-  int32_t lock= lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
-                : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
-                                                        : RIPTIDE_ROW_LOCK_EXCLUSIVE;
-  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
-                                                &v, &len, found, &err);
+  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(),
+                                                row_lock_code(), &v, &len, found, &err);
   if (st != RIPTIDE_OK)
     return status_error(st, err);
   if (*found)
