@@ -637,6 +637,21 @@ enum riptide_status_t riptide_handler_create_table(struct riptide_handler_t *han
                                                    uint64_t autoinc_start,
                                                    char **errmsg);
 
+// Creates a temporary table (`CREATE TEMPORARY TABLE`): as
+// [`riptide_handler_create_table`], and the next open of the handler drops it with its
+// rows (a temporary table never outlives the server process that created it).
+//
+// # Safety
+//
+// As [`riptide_handler_create_table`].
+enum riptide_status_t riptide_handler_create_temporary_table(struct riptide_handler_t *handler,
+                                                             const char *name,
+                                                             size_t name_len,
+                                                             const struct riptide_index_spec_t *specs,
+                                                             size_t n,
+                                                             uint64_t autoinc_start,
+                                                             char **errmsg);
+
 // Drops table `name` (one range delete per index and the dictionary entry, in one batch).
 // `*existed` tells whether it was in the dictionary (may be NULL).
 //
@@ -1260,6 +1275,13 @@ enum riptide_status_t riptide_delete_range(struct riptide_db_t *db,
 enum riptide_status_t riptide_write(struct riptide_db_t *db,
                                     struct riptide_batch_t *batch,
                                     char **errmsg);
+
+// Sends the engine's log messages (warnings about background work, recovery notes such as
+// dropped leftover temporary tables or orphan files) to standard error, one line each,
+// in the style of MariaDB's error log: `<time> 0 [Warning] RIPTIDE: <message>`. Messages
+// below `info` are dropped. The first call installs the logger; later calls, or a host
+// that installed its own `log` logger, change nothing. Never fails.
+void riptide_log_to_stderr(void);
 
 // Frees a buffer this library returned: an error message (`errmsg`), a string (a
 // statistics report, a column family name list entry), an array (prepared xids). NULL is a

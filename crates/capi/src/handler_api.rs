@@ -233,6 +233,69 @@ pub unsafe extern "C" fn riptide_handler_create_table(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
+        create_table(
+            handler,
+            name,
+            name_len,
+            specs,
+            n,
+            autoinc_start,
+            false,
+            errmsg,
+        )
+    }
+}
+
+/// Creates a temporary table (`CREATE TEMPORARY TABLE`): as
+/// [`riptide_handler_create_table`], and the next open of the handler drops it with its
+/// rows (a temporary table never outlives the server process that created it).
+///
+/// # Safety
+///
+/// As [`riptide_handler_create_table`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_create_temporary_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    specs: *const riptide_index_spec_t,
+    n: usize,
+    autoinc_start: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        create_table(
+            handler,
+            name,
+            name_len,
+            specs,
+            n,
+            autoinc_start,
+            true,
+            errmsg,
+        )
+    }
+}
+
+/// The body of both create calls.
+///
+/// # Safety
+///
+/// As [`riptide_handler_create_table`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn create_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    specs: *const riptide_index_spec_t,
+    n: usize,
+    autoinc_start: u64,
+    temporary: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
         hguard(errmsg, || {
             // SAFETY: forwarded contract.
             let h = arg_ref(handler, "handler")?;
@@ -273,7 +336,12 @@ pub unsafe extern "C" fn riptide_handler_create_table(
                     name: iname,
                 });
             }
-            h.engine.create_table(name, &list, autoinc_start)?;
+            if temporary {
+                h.engine
+                    .create_temporary_table(name, &list, autoinc_start)?;
+            } else {
+                h.engine.create_table(name, &list, autoinc_start)?;
+            }
             Ok(())
         })
     }
