@@ -800,6 +800,8 @@ int riptide_init(void *p)
   data_dir_value= dir;
   sv_data_dir= const_cast<char *>(data_dir_value.c_str());
   char *err= nullptr;
+  /* The engine's own notes and warnings (recovery, background errors) go to the error log. */
+  riptide_log_to_stderr();
   riptide_status_t st= riptide_db_open(dir.c_str(), opts, &riptide_db, &err);
   riptide_options_destroy(opts);
   if (st != RIPTIDE_OK)
@@ -830,7 +832,7 @@ int riptide_init(void *p)
   if (parent == home && !folder.empty() && folder != "#riptide")
     ignore_db_dirs_append(folder.c_str());
   riptide_hton->create= riptide_create_handler;
-  riptide_hton->flags= HTON_CAN_RECREATE | HTON_TEMPORARY_NOT_SUPPORTED;
+  riptide_hton->flags= HTON_CAN_RECREATE;
   riptide_hton->commit= riptide_commit;
   riptide_hton->rollback= riptide_rollback;
   riptide_hton->close_connection= riptide_close_connection;
@@ -1298,11 +1300,6 @@ int ha_riptide::close(void)
 
 int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_info)
 {
-  if (create_info->tmp_table())
-  {
-    my_error(ER_NOT_SUPPORTED_YET, MYF(0), "temporary tables in ENGINE=RIPTIDE");
-    return HA_ERR_UNSUPPORTED;
-  }
   /* Options RIPTIDE cannot honour are refused, not silently dropped (as MyRocks): rows
      live in riptide_data_dir, and no foreign key would be enforced. */
   const char *refused= create_info->data_file_name    ? "DATA DIRECTORY"
@@ -1357,9 +1354,12 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
                      uint16_t(k->user_defined_key_parts), k->name.str});
   }
   char *err= nullptr;
-  riptide_status_t st= riptide_handler_create_table(
-      riptide_handler, name, strlen(name), specs.data(), specs.size(),
-      create_info->auto_increment_value, &err);
+  /* CREATE TEMPORARY TABLE: the engine marks it, and drops it with its rows at the next
+     start (the server forgets its temporary tables at a crash or restart). */
+  auto create_fn= create_info->tmp_table() ? riptide_handler_create_temporary_table
+                                           : riptide_handler_create_table;
+  riptide_status_t st= create_fn(riptide_handler, name, strlen(name), specs.data(),
+                                 specs.size(), create_info->auto_increment_value, &err);
   if (st != RIPTIDE_OK)
     return ddl_error("create", st, err);
   return 0;
@@ -1583,13 +1583,19 @@ int ha_riptide::make_iterator(uint index)
   if (!s)
     return error;
   char *err= nullptr;
-  riptide_status_t st= riptide_hsession_iter_create(s, share->table, index, &iter, &err);
+  /* A locking read (FOR UPDATE, LOCK IN SHARE MODE, SERIALIZABLE, the source rows of
+     INSERT ... SELECT, UPDATE, DELETE) scans with InnoDB's semantics: the newest committed
+     rows, each locked, and next-key locks on what it walks, so that other sessions' inserts
+     there wait. Plain reads scan the snapshot. */
+  riptide_status_t st=
+      riptide_hsession_iter_create_locking(s, share->table, index, row_lock_code(), &iter, &err);
   if (st != RIPTIDE_OK)
   {
     iter= nullptr;
     return status_error(st, err);
   }
   iter_index= index;
+  iter_locking= lock_rows != Riptide_row_lock::NONE;
   get_trx(ha_thd())->iterators.insert(this);
   return 0;
 }
@@ -1774,7 +1780,7 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       cur_key= key;
       cur_pk= pk;
     }
-    else if (iter_index != 0 || lock_rows != Riptide_row_lock::NONE)
+    else if (iter_index != 0 || (lock_rows != Riptide_row_lock::NONE && !iter_locking))
     {
       bool found= false;
       if (int error= point_read(buf, pk, &found))
@@ -1844,6 +1850,14 @@ int ha_riptide::icp_error(int verdict)
   }
 }
 
+/* The RIPTIDE_ROW_LOCK_* value of lock_rows. */
+int32_t ha_riptide::row_lock_code() const
+{
+  return lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
+         : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
+                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE;
+}
+
 /* Reads the row with primary key `pk` through the session (locking it for a locking
    read); it becomes the current row. */
 int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
@@ -1854,11 +1868,8 @@ int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
     return error;
   char *v= nullptr, *err= nullptr;
   size_t len= 0;
-  int32_t lock= lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
-                : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
-                                                        : RIPTIDE_ROW_LOCK_EXCLUSIVE;
-  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
-                                                &v, &len, found, &err);
+  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(),
+                                                row_lock_code(), &v, &len, found, &err);
   if (st != RIPTIDE_OK)
     return status_error(st, err);
   if (*found)

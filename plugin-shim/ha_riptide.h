@@ -132,6 +132,10 @@ private:
   riptide_txn_iter_t *iter= nullptr;
   /* Riptide index the iterator runs over (0: primary / hidden key). */
   uint iter_index= 0;
+  /* The iterator is a locking one (made while lock_rows was not NONE): it reads the newest
+     committed rows, locks each row it returns and, under REPEATABLE READ and SERIALIZABLE,
+     the gaps it walks (riptide_hsession_iter_create_locking). */
+  bool iter_locking= false;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
   /* Primary keys (prefixed) this statement moved a row to while scanning: not read again
      by the scan (the Halloween problem). */
@@ -179,6 +183,7 @@ private:
   int step(bool forward);
   int resync_iterator(bool forward);
   int index_step(uchar *buf, bool forward);
+  int32_t row_lock_code() const;
   int point_read(uchar *buf, const std::string &pk, bool *found);
   int pushed_condition(uchar *buf);
   void plan_keyread();

@@ -178,14 +178,15 @@ fn test(no_lint: bool) -> Result<()> {
     crash(2.0, None)?;
     fuzz::fuzz(20, Vec::new())?;
     // The MariaDB plugin: install the server and its source if missing, build
-    // ha_riptide.so, run our mtr suite and MariaDB's storage_engine suite (root and parts:
-    // every test passes or is disabled with its reason; trx/ still has two failures, see
+    // ha_riptide.so, run our mtr suite and MariaDB's storage_engine suite (root, parts and
+    // trx: every test passes or is disabled with its reason, see
     // mysql-test/storage_engine/README.md) against it.
     mariadb::mtr(
         [
             "riptide",
             "storage_engine-riptide",
             "storage_engine/parts-riptide",
+            "storage_engine/trx-riptide",
         ]
         .map(String::from)
         .to_vec(),

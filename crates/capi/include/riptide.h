@@ -177,9 +177,10 @@ typedef struct riptide_options_t riptide_options_t;
 // compaction discard versions only it could see). May be shared between threads.
 typedef struct riptide_snapshot_t riptide_snapshot_t;
 
-// A transaction iterator (opaque). Made by `riptide_txn_iter_create`, freed by
-// `riptide_txn_iter_destroy` (before its transaction). One thread at a time. It sees writes
-// the transaction makes while it is open; scans are not validated or locked.
+// A transaction iterator (opaque). Made by `riptide_txn_iter_create` (or
+// `riptide_txn_iter_create_locking`), freed by `riptide_txn_iter_destroy` (before its
+// transaction). One thread at a time. It sees writes the transaction makes while it is
+// open; plain scans are not validated or locked.
 typedef struct riptide_txn_iter_t riptide_txn_iter_t;
 
 // Transaction options (opaque). Made by `riptide_txn_options_create`, freed by
@@ -314,6 +315,11 @@ typedef struct riptide_stats_t {
     uint64_t lock_deadlocks;
     // Keys currently locked by at least one transaction.
     uint64_t locked_keys;
+    // Gap locks currently held (or reserved by open locking scans).
+    uint64_t gap_locks;
+    // Inserts that waited for another transaction's gap lock (also counted in
+    // `lock_waits`).
+    uint64_t insert_waits;
     // Bytes written to disk (WAL and tables) per byte of user data; 0 before any write.
     double write_amplification;
     // Total table bytes per byte in the last level; 0 with no tables.
@@ -630,6 +636,21 @@ enum riptide_status_t riptide_handler_create_table(struct riptide_handler_t *han
                                                    size_t n,
                                                    uint64_t autoinc_start,
                                                    char **errmsg);
+
+// Creates a temporary table (`CREATE TEMPORARY TABLE`): as
+// [`riptide_handler_create_table`], and the next open of the handler drops it with its
+// rows (a temporary table never outlives the server process that created it).
+//
+// # Safety
+//
+// As [`riptide_handler_create_table`].
+enum riptide_status_t riptide_handler_create_temporary_table(struct riptide_handler_t *handler,
+                                                             const char *name,
+                                                             size_t name_len,
+                                                             const struct riptide_index_spec_t *specs,
+                                                             size_t n,
+                                                             uint64_t autoinc_start,
+                                                             char **errmsg);
 
 // Drops table `name` (one range delete per index and the dictionary entry, in one batch).
 // `*existed` tells whether it was in the dictionary (may be NULL).
@@ -1004,6 +1025,26 @@ enum riptide_status_t riptide_hsession_iter_create(struct riptide_hsession_t *se
                                                    struct riptide_txn_iter_t **iter,
                                                    char **errmsg);
 
+// Like `riptide_hsession_iter_create`, for a *locking read* when `lock` is
+// `RIPTIDE_ROW_LOCK_SHARED` or `RIPTIDE_ROW_LOCK_EXCLUSIVE` (`FOR UPDATE`, `LOCK IN SHARE
+// MODE`, SERIALIZABLE reads, the source scans of `INSERT ... SELECT`, `UPDATE`, `DELETE`):
+// the iterator reads the newest committed entries merged with the session's own, locks
+// each entry it stops on in that mode (waiting like a locking point read: a wait that
+// times out or would deadlock is the step's error) and, under REPEATABLE READ and
+// SERIALIZABLE, gap-locks the range it walks until the transaction ends, so other
+// sessions' inserts there wait. While it is open it also reserves the rest of the index.
+// `RIPTIDE_ROW_LOCK_NONE` makes a plain iterator.
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_iter_create_locking(struct riptide_hsession_t *session,
+                                                           const struct riptide_htable_t *table,
+                                                           size_t index,
+                                                           int32_t lock,
+                                                           struct riptide_txn_iter_t **iter,
+                                                           char **errmsg);
+
 // `CHECK TABLE`: verifies `table` as the session sees it: every row has, in every
 // secondary index, the entry `keys_fn` computes for it, and every secondary entry points
 // to an existing row whose key for that index is the entry's key; a row `keys_fn` cannot
@@ -1234,6 +1275,13 @@ enum riptide_status_t riptide_delete_range(struct riptide_db_t *db,
 enum riptide_status_t riptide_write(struct riptide_db_t *db,
                                     struct riptide_batch_t *batch,
                                     char **errmsg);
+
+// Sends the engine's log messages (warnings about background work, recovery notes such as
+// dropped leftover temporary tables or orphan files) to standard error, one line each,
+// in the style of MariaDB's error log: `<time> 0 [Warning] RIPTIDE: <message>`. Messages
+// below `info` are dropped. The first call installs the logger; later calls, or a host
+// that installed its own `log` logger, change nothing. Never fails.
+void riptide_log_to_stderr(void);
 
 // Frees a buffer this library returned: an error message (`errmsg`), a string (a
 // statistics report, a column family name list entry), an array (prepared xids). NULL is a
@@ -1705,6 +1753,22 @@ enum riptide_status_t riptide_txn_put(struct riptide_txn_t *txn,
                                       size_t value_len,
                                       char **errmsg);
 
+// Like `riptide_txn_put`, for a key the caller expects to be new (an INSERT): in a
+// pessimistic transaction it also waits while another transaction's locking scan holds a
+// gap lock covering `key` (InnoDB's insert intention; `RIPTIDE_TIMED_OUT` or
+// `RIPTIDE_DEADLOCK`, and then nothing was written).
+//
+// # Safety
+//
+// As `riptide_txn_put`.
+enum riptide_status_t riptide_txn_insert(struct riptide_txn_t *txn,
+                                         const struct riptide_cf_t *cf,
+                                         const char *key,
+                                         size_t key_len,
+                                         const char *value,
+                                         size_t value_len,
+                                         char **errmsg);
+
 // Deletes `key` from `cf` (NULL: the default column family) within the transaction.
 //
 // # Safety
@@ -1802,6 +1866,27 @@ enum riptide_status_t riptide_txn_iter_create(struct riptide_txn_t *txn,
                                               size_t upper_len,
                                               struct riptide_txn_iter_t **iter,
                                               char **errmsg);
+
+// Creates a *locking* iterator over `cf` (NULL: the default column family) for `txn`, which
+// must be pessimistic, within the optional bounds as `riptide_txn_iter_create`: it reads
+// the newest committed data merged with the transaction's own writes, locks every key it
+// stops on (`exclusive`, else shared) and, under repeatable read and serializable,
+// gap-locks the range it walks so that other transactions' `riptide_txn_insert` there
+// waits (InnoDB's locking reads). A step that waits too long or would deadlock fails with
+// `RIPTIDE_TIMED_OUT` or `RIPTIDE_DEADLOCK`.
+//
+// # Safety
+//
+// As `riptide_txn_iter_create`.
+enum riptide_status_t riptide_txn_iter_create_locking(struct riptide_txn_t *txn,
+                                                      const struct riptide_cf_t *cf,
+                                                      const char *lower,
+                                                      size_t lower_len,
+                                                      const char *upper,
+                                                      size_t upper_len,
+                                                      bool exclusive,
+                                                      struct riptide_txn_iter_t **iter,
+                                                      char **errmsg);
 
 // Frees a transaction iterator. NULL is a no-op.
 //

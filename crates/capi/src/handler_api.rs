@@ -233,6 +233,69 @@ pub unsafe extern "C" fn riptide_handler_create_table(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
+        create_table(
+            handler,
+            name,
+            name_len,
+            specs,
+            n,
+            autoinc_start,
+            false,
+            errmsg,
+        )
+    }
+}
+
+/// Creates a temporary table (`CREATE TEMPORARY TABLE`): as
+/// [`riptide_handler_create_table`], and the next open of the handler drops it with its
+/// rows (a temporary table never outlives the server process that created it).
+///
+/// # Safety
+///
+/// As [`riptide_handler_create_table`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_create_temporary_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    specs: *const riptide_index_spec_t,
+    n: usize,
+    autoinc_start: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        create_table(
+            handler,
+            name,
+            name_len,
+            specs,
+            n,
+            autoinc_start,
+            true,
+            errmsg,
+        )
+    }
+}
+
+/// The body of both create calls.
+///
+/// # Safety
+///
+/// As [`riptide_handler_create_table`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn create_table(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    specs: *const riptide_index_spec_t,
+    n: usize,
+    autoinc_start: u64,
+    temporary: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
         hguard(errmsg, || {
             // SAFETY: forwarded contract.
             let h = arg_ref(handler, "handler")?;
@@ -273,7 +336,12 @@ pub unsafe extern "C" fn riptide_handler_create_table(
                     name: iname,
                 });
             }
-            h.engine.create_table(name, &list, autoinc_start)?;
+            if temporary {
+                h.engine
+                    .create_temporary_table(name, &list, autoinc_start)?;
+            } else {
+                h.engine.create_table(name, &list, autoinc_start)?;
+            }
             Ok(())
         })
     }
@@ -1094,20 +1162,22 @@ pub unsafe extern "C" fn riptide_hsession_get_row(
             let t = &arg_ref(table, "table")?.table;
             // SAFETY: forwarded contract.
             let pk = bytes(pk, pk_len, "pk")?;
-            let lock = match lock {
-                RIPTIDE_ROW_LOCK_NONE => RowLock::None,
-                RIPTIDE_ROW_LOCK_SHARED => RowLock::Shared,
-                RIPTIDE_ROW_LOCK_EXCLUSIVE => RowLock::Exclusive,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "lock {other} is not a RIPTIDE_ROW_LOCK_* value"
-                    ))
-                    .into());
-                }
-            };
-            out.deliver(s.get_row(t, pk, lock)?)?;
+            out.deliver(s.get_row(t, pk, row_lock(lock)?)?)?;
             Ok(())
         })
+    }
+}
+
+/// The `RowLock` of a `RIPTIDE_ROW_LOCK_*` value.
+fn row_lock(lock: i32) -> Result<RowLock, HandlerError> {
+    match lock {
+        RIPTIDE_ROW_LOCK_NONE => Ok(RowLock::None),
+        RIPTIDE_ROW_LOCK_SHARED => Ok(RowLock::Shared),
+        RIPTIDE_ROW_LOCK_EXCLUSIVE => Ok(RowLock::Exclusive),
+        other => Err(Error::invalid_argument(format!(
+            "lock {other} is not a RIPTIDE_ROW_LOCK_* value"
+        ))
+        .into()),
     }
 }
 
@@ -1138,6 +1208,45 @@ pub unsafe extern "C" fn riptide_hsession_iter_create(
             // SAFETY: forwarded contract.
             let t = &arg_ref(table, "table")?.table;
             let it = s.iter(t, index)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
+/// Like `riptide_hsession_iter_create`, for a *locking read* when `lock` is
+/// `RIPTIDE_ROW_LOCK_SHARED` or `RIPTIDE_ROW_LOCK_EXCLUSIVE` (`FOR UPDATE`, `LOCK IN SHARE
+/// MODE`, SERIALIZABLE reads, the source scans of `INSERT ... SELECT`, `UPDATE`, `DELETE`):
+/// the iterator reads the newest committed entries merged with the session's own, locks
+/// each entry it stops on in that mode (waiting like a locking point read: a wait that
+/// times out or would deadlock is the step's error) and, under REPEATABLE READ and
+/// SERIALIZABLE, gap-locks the range it walks until the transaction ends, so other
+/// sessions' inserts there wait. While it is open it also reserves the rest of the index.
+/// `RIPTIDE_ROW_LOCK_NONE` makes a plain iterator.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_iter_create_locking(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+    lock: i32,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let s = &arg_ref(session, "session")?.session;
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            let it = s.iter_locking(t, index, row_lock(lock)?)?;
             out.set(into_handle(riptide_txn_iter_t { it }));
             Ok(())
         })

@@ -97,6 +97,11 @@ pub struct riptide_stats_t {
     pub lock_deadlocks: u64,
     /// Keys currently locked by at least one transaction.
     pub locked_keys: u64,
+    /// Gap locks currently held (or reserved by open locking scans).
+    pub gap_locks: u64,
+    /// Inserts that waited for another transaction's gap lock (also counted in
+    /// `lock_waits`).
+    pub insert_waits: u64,
     /// Bytes written to disk (WAL and tables) per byte of user data; 0 before any write.
     pub write_amplification: f64,
     /// Total table bytes per byte in the last level; 0 with no tables.
@@ -154,6 +159,8 @@ impl riptide_stats_t {
             lock_timeouts: l.timeouts,
             lock_deadlocks: l.deadlocks,
             locked_keys: l.locked_keys,
+            gap_locks: l.gap_locks,
+            insert_waits: l.insert_waits,
             write_amplification: s.write_amplification(),
             space_amplification: s.space_amplification(),
             block_reads_per_get: s.block_reads_per_get(),
@@ -228,14 +235,17 @@ pub unsafe extern "C" fn riptide_stats_report(
             let text = arg_ref(db, "db")?.with(|db| {
                 let l = db.lock_statistics();
                 Ok(format!(
-                    "{}row locks: {} granted, {} waits ({} us), {} timeouts, {} deadlocks, {} keys locked\n",
+                    "{}row locks: {} granted, {} waits ({} us), {} timeouts, {} deadlocks, {} keys locked, \
+                     {} gap locks, {} inserts waited for a gap\n",
                     db.statistics(),
                     l.granted,
                     l.waits,
                     l.wait_time.as_micros(),
                     l.timeouts,
                     l.deadlocks,
-                    l.locked_keys
+                    l.locked_keys,
+                    l.gap_locks,
+                    l.insert_waits
                 ))
             })?;
             out.set(malloc_string(&text)?);

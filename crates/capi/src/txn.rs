@@ -216,6 +216,38 @@ pub unsafe extern "C" fn riptide_txn_put(
     }
 }
 
+/// Like `riptide_txn_put`, for a key the caller expects to be new (an INSERT): in a
+/// pessimistic transaction it also waits while another transaction's locking scan holds a
+/// gap lock covering `key` (InnoDB's insert intention; `RIPTIDE_TIMED_OUT` or
+/// `RIPTIDE_DEADLOCK`, and then nothing was written).
+///
+/// # Safety
+///
+/// As `riptide_txn_put`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_insert(
+    txn: *mut riptide_txn_t,
+    cf: *const riptide_cf_t,
+    key: *const c_char,
+    key_len: usize,
+    value: *const c_char,
+    value_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_txn(txn, errmsg, |t| {
+            // SAFETY: forwarded contract.
+            let cf = t.cf(arg_opt(cf));
+            // SAFETY: forwarded contract.
+            let key = bytes(key, key_len, "key")?;
+            // SAFETY: forwarded contract.
+            let value = bytes(value, value_len, "value")?;
+            t.txn.insert(&cf, key, value)
+        })
+    }
+}
+
 /// Deletes `key` from `cf` (NULL: the default column family) within the transaction.
 ///
 /// # Safety

@@ -11,9 +11,10 @@ use crate::ffi_util::{Out, arg_opt, arg_ref, destroy_handle, guard, into_handle,
 use crate::status::riptide_status_t;
 use crate::txn::riptide_txn_t;
 
-/// A transaction iterator (opaque). Made by `riptide_txn_iter_create`, freed by
-/// `riptide_txn_iter_destroy` (before its transaction). One thread at a time. It sees writes
-/// the transaction makes while it is open; scans are not validated or locked.
+/// A transaction iterator (opaque). Made by `riptide_txn_iter_create` (or
+/// `riptide_txn_iter_create_locking`), freed by `riptide_txn_iter_destroy` (before its
+/// transaction). One thread at a time. It sees writes the transaction makes while it is
+/// open; plain scans are not validated or locked.
 pub struct riptide_txn_iter_t {
     pub(crate) it: TxnIterator,
 }
@@ -68,6 +69,56 @@ pub unsafe extern "C" fn riptide_txn_iter_create(
                 opts = opts.upper_bound(u);
             }
             let it = t.txn.iter(&cf, opts)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
+/// Creates a *locking* iterator over `cf` (NULL: the default column family) for `txn`, which
+/// must be pessimistic, within the optional bounds as `riptide_txn_iter_create`: it reads
+/// the newest committed data merged with the transaction's own writes, locks every key it
+/// stops on (`exclusive`, else shared) and, under repeatable read and serializable,
+/// gap-locks the range it walks so that other transactions' `riptide_txn_insert` there
+/// waits (InnoDB's locking reads). A step that waits too long or would deadlock fails with
+/// `RIPTIDE_TIMED_OUT` or `RIPTIDE_DEADLOCK`.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_create`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn riptide_txn_iter_create_locking(
+    txn: *mut riptide_txn_t,
+    cf: *const riptide_cf_t,
+    lower: *const c_char,
+    lower_len: usize,
+    upper: *const c_char,
+    upper_len: usize,
+    exclusive: bool,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let t = arg_ref(txn, "txn")?;
+            // SAFETY: forwarded contract.
+            let cf = t.cf(arg_opt(cf));
+            let mut opts = ReadOptions::default();
+            // SAFETY: forwarded contract.
+            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
+                opts = opts.lower_bound(l);
+            }
+            // SAFETY: forwarded contract.
+            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
+                opts = opts.upper_bound(u);
+            }
+            let it = t.txn.iter_locking(&cf, opts, exclusive)?;
             out.set(into_handle(riptide_txn_iter_t { it }));
             Ok(())
         })

@@ -10,7 +10,7 @@ use riptide::{ColumnFamily, Db, Error, ReadOptions, WriteBatch};
 use crate::error::Result;
 use crate::format::{
     self, DD_CF_NAME, FIRST_ID, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, StoredCounters,
-    TableDef, VERSION_KEY, be32, counters_key, prefix_successor, table_key,
+    TableDef, VERSION_KEY, be32, counters_key, prefix_successor, table_key, temporary_key,
 };
 use crate::session::{Session, SessionOptions};
 use crate::table::{Store, Table, load_counters};
@@ -51,11 +51,13 @@ impl HandlerEngine {
         }
         let data = db.default_cf();
         migrate_legacy_taints(&db, &dd, &data)?;
-        Ok(HandlerEngine {
+        let engine = HandlerEngine {
             store: Arc::new(Store { db, dd, data }),
             ddl: Mutex::new(()),
             tables: Mutex::new(HashMap::new()),
-        })
+        };
+        engine.drop_leftover_temporaries()?;
+        Ok(engine)
     }
 
     /// The database underneath.
@@ -75,6 +77,30 @@ impl HandlerEngine {
         indexes: &[IndexSpec],
         autoinc_start: u64,
     ) -> Result<Arc<Table>> {
+        self.create(name, indexes, autoinc_start, false)
+    }
+
+    /// Creates a temporary table (`CREATE TEMPORARY TABLE`): as [`HandlerEngine::create_table`],
+    /// and in the same batch a marker (`P` + name) that makes the next [`HandlerEngine::open`]
+    /// drop it with its rows, so a temporary table never outlives the server process that
+    /// created it (the server forgets its temporary tables at a crash or restart). Its rows
+    /// are transactional like any table's.
+    pub fn create_temporary_table(
+        &self,
+        name: &[u8],
+        indexes: &[IndexSpec],
+        autoinc_start: u64,
+    ) -> Result<Arc<Table>> {
+        self.create(name, indexes, autoinc_start, true)
+    }
+
+    fn create(
+        &self,
+        name: &[u8],
+        indexes: &[IndexSpec],
+        autoinc_start: u64,
+        temporary: bool,
+    ) -> Result<Arc<Table>> {
         check_specs(name, indexes)?;
         let _ddl = self.ddl.lock();
         let mut batch = WriteBatch::new();
@@ -82,6 +108,11 @@ impl HandlerEngine {
             self.drop_into(&mut batch, &old);
         }
         let table = self.create_into(&mut batch, name, indexes, autoinc_start)?;
+        if temporary {
+            batch.put_cf(&self.store.dd, &temporary_key(name), b"");
+        } else {
+            batch.delete_cf(&self.store.dd, &temporary_key(name));
+        }
         self.store.db.write(batch)?;
         let table = Arc::new(table);
         self.replace_cached(name, Some(Arc::clone(&table)));
@@ -99,9 +130,51 @@ impl HandlerEngine {
         let mut batch = WriteBatch::new();
         self.drop_into(&mut batch, &def);
         batch.delete_cf(&self.store.dd, &table_key(name));
+        batch.delete_cf(&self.store.dd, &temporary_key(name));
         self.store.db.write(batch)?;
         self.replace_cached(name, None);
         Ok(true)
+    }
+
+    /// Whether `name` is a temporary table (created by
+    /// [`HandlerEngine::create_temporary_table`] and not dropped since).
+    pub fn is_temporary(&self, name: &[u8]) -> Result<bool> {
+        Ok(self
+            .store
+            .db
+            .get_cf(&self.store.dd, &temporary_key(name))?
+            .is_some())
+    }
+
+    /// Drops every table still marked temporary: left by a server that crashed or was shut
+    /// down with temporary tables open. Runs at open, before any session exists.
+    fn drop_leftover_temporaries(&self) -> Result<()> {
+        let prefix = temporary_key(b"");
+        let mut opts = ReadOptions::default().lower_bound(prefix.clone());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut names = Vec::new();
+        {
+            let mut it = self.store.db.iter_cf(&self.store.dd, opts)?;
+            it.seek(&prefix)?;
+            while it.valid() {
+                if let Some(n) = it.key().get(1..) {
+                    names.push(n.to_vec());
+                }
+                it.next()?;
+            }
+        }
+        for name in names {
+            if self.drop_table(&name)? {
+                log::info!("dropped leftover temporary table {}", name_str(&name));
+            } else {
+                self.store
+                    .db
+                    .delete_cf(&self.store.dd, &temporary_key(&name))?;
+            }
+        }
+        Ok(())
     }
 
     /// Renames table `from` to `to`. `NotFound` if `from` does not exist, `Busy` if `to`
@@ -119,6 +192,10 @@ impl HandlerEngine {
         let mut batch = WriteBatch::new();
         batch.put_cf(&self.store.dd, &table_key(to), &format::encode_table(&def)?);
         batch.delete_cf(&self.store.dd, &table_key(from));
+        if self.is_temporary(from)? {
+            batch.delete_cf(&self.store.dd, &temporary_key(from));
+            batch.put_cf(&self.store.dd, &temporary_key(to), b"");
+        }
         self.store.db.write(batch)?;
         let mut tables = self.tables.lock();
         if let Some(t) = tables.remove(from) {

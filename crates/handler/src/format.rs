@@ -19,6 +19,7 @@ pub(crate) const NEXT_ID_KEY: &[u8] = b"N";
 pub(crate) const FIRST_ID: u32 = 1;
 
 const TABLE_TAG: u8 = b'T';
+const TEMPORARY_TAG: u8 = b'P';
 const COUNTERS_TAG: u8 = b'C';
 const LOCK_TAG: u8 = b'L';
 /// Legacy "taint record" tag: no longer written, migrated away at open (see FORMAT.md).
@@ -131,6 +132,12 @@ fn tagged(tag: u8, rest: &[&[u8]]) -> Vec<u8> {
 /// `T` + table name: the table's definition.
 pub(crate) fn table_key(name: &[u8]) -> Vec<u8> {
     tagged(TABLE_TAG, &[name])
+}
+
+/// `P` + table name: marks a temporary table (`CREATE TEMPORARY TABLE`), dropped when the
+/// handler engine next opens the database.
+pub(crate) fn temporary_key(name: &[u8]) -> Vec<u8> {
+    tagged(TEMPORARY_TAG, &[name])
 }
 
 /// `C` + table id: the table's counters.

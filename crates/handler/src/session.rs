@@ -18,7 +18,9 @@ use crate::table::{Store, Table};
 
 /// MariaDB's isolation levels, mapped onto Riptide's: READ UNCOMMITTED and READ COMMITTED
 /// run as read committed; REPEATABLE READ and SERIALIZABLE as repeatable read (snapshot at
-/// the first read; SERIALIZABLE is not stronger yet).
+/// the first read). What makes SERIALIZABLE stronger is the caller's: as InnoDB, its reads
+/// inside a transaction are locking reads ([`RowLock::Shared`], [`Session::iter_locking`]),
+/// which gap-lock the ranges they scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// `READ UNCOMMITTED` (runs as read committed: Riptide never shows uncommitted rows).
@@ -28,7 +30,7 @@ pub enum Isolation {
     /// `REPEATABLE READ`, MariaDB's default.
     #[default]
     RepeatableRead,
-    /// `SERIALIZABLE` (runs as repeatable read).
+    /// `SERIALIZABLE` (runs as repeatable read with locking reads, see above).
     Serializable,
 }
 
@@ -328,7 +330,9 @@ impl Session {
                 self.check_unique(table, i + 1, k.key, None)?;
             }
         }
-        self.txn.put(&data, &pk_key, row)?;
+        // A new key: waits while another transaction's locking scan holds the gap
+        // (InnoDB's insert intention).
+        self.txn.insert(&data, &pk_key, row)?;
         for (i, k) in keys.iter().enumerate() {
             let e = secondary_entry(table.index(i + 1)?.id, k.key, pk)?;
             self.put_entry(e)?;
@@ -369,8 +373,10 @@ impl Session {
         }
         if moved {
             self.txn.delete(&data, &old_key)?;
+            self.txn.insert(&data, &new_key, row)?;
+        } else {
+            self.txn.put(&data, &new_key, row)?;
         }
-        self.txn.put(&data, &new_key, row)?;
         for (i, (o, n)) in old_keys.iter().zip(new_keys).enumerate() {
             let id = table.index(i + 1)?.id;
             let old_e = secondary_entry(id, o.key, old_pk)?;
@@ -423,6 +429,26 @@ impl Session {
             opts = opts.upper_bound(hi);
         }
         Ok(self.txn.iter(&self.store.data, opts)?)
+    }
+
+    /// A locking iterator over index `n` of `table` (InnoDB's locking reads: `FOR UPDATE`,
+    /// `LOCK IN SHARE MODE`, SERIALIZABLE reads, the source scans of `INSERT ... SELECT`,
+    /// `UPDATE`, `DELETE`): reads the newest committed entries merged with this
+    /// transaction's own, locks each entry it stops on (`lock`; [`RowLock::None`] gives the
+    /// plain [`Session::iter`]) and, under REPEATABLE READ and SERIALIZABLE, the gaps it
+    /// walks, so other sessions' inserts there wait (see `riptide::Transaction::iter_locking`).
+    pub fn iter_locking(&self, table: &Table, n: usize, lock: RowLock) -> Result<TxnIterator> {
+        let exclusive = match lock {
+            RowLock::None => return self.iter(table, n),
+            RowLock::Shared => false,
+            RowLock::Exclusive => true,
+        };
+        let prefix = table.index_prefix(n)?;
+        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        Ok(self.txn.iter_locking(&self.store.data, opts, exclusive)?)
     }
 
     /// Refuses a second row with secondary key `key` in unique index `n` (rows whose pk is
@@ -482,7 +508,9 @@ impl Session {
     /// (`riptide_txn::BufferedOp::PutAfterDelete`), so each put still meets its own single
     /// delete.
     fn put_entry(&mut self, entry: Vec<u8>) -> Result<()> {
-        self.txn.put(&self.store.data, &entry, b"")?;
+        // Entries are unique keys (index id, secondary key, primary key): each put is an
+        // insert, which waits for gap locks of locking scans over this index.
+        self.txn.insert(&self.store.data, &entry, b"")?;
         self.record(entry, Own::Put);
         Ok(())
     }

@@ -72,6 +72,9 @@ pub(crate) struct DbInner {
     pub(crate) locks: LockManager,
     /// The next transaction id (also the owner id of row locks).
     pub(crate) next_txn_id: AtomicU64,
+    /// Pessimistic transactions that have written, for locking scans to find their
+    /// uncommitted inserts.
+    pub(crate) writers: crate::transaction::Writers,
     /// Prepared (two-phase) transactions not finished yet.
     pub(crate) prepared: PreparedTxns,
     /// The directory lock; released by close even if transactions still hold this state.
@@ -557,6 +560,7 @@ impl DbInner {
             closed: AtomicBool::new(false),
             locks: LockManager::new(LockManagerOptions::default()),
             next_txn_id: AtomicU64::new(1),
+            writers: crate::transaction::Writers::default(),
             prepared: PreparedTxns::default(),
             dir_lock: Mutex::new(Some(lock)),
         }

@@ -3,7 +3,8 @@
 //! This crate holds the parts of transactions that do not need a database:
 //!
 //! - [`LockManager`]: striped shared/exclusive row locks for pessimistic transactions, with wait
-//!   timeouts and deadlock detection (the requester that would close a cycle is the victim).
+//!   timeouts and deadlock detection (the requester that would close a cycle is the victim),
+//!   and gap locks on key ranges with the insert-intention check ([`gap_locks`]).
 //! - [`WriteBuffer`]: a transaction's indexed write set (read-your-own-writes, ordered seeks in
 //!   both directions for the merging iterator), nested savepoints with undo logs, and the list
 //!   of row locks the transaction took.
@@ -16,6 +17,7 @@
 //! [`WriteBuffer`] with a database snapshot live in the `riptide` facade crate, because they
 //! need the database.
 
+pub mod gap_locks;
 mod key_fmt;
 mod lock_manager;
 mod read_set;
@@ -23,6 +25,7 @@ mod wait_for;
 mod write_buffer;
 mod xid;
 
+pub use gap_locks::GapLockId;
 pub use key_fmt::KeyFmt;
 pub use lock_manager::{
     LockKey, LockManager, LockManagerOptions, LockManagerStats, LockMode, TxnId,

@@ -21,14 +21,19 @@
 //!   [`LockManagerOptions::max_deadlock_depth`] counts as a deadlock (InnoDB does the same).
 //! - **Waking.** Each stripe has one condition variable; a release wakes every waiter of that
 //!   stripe, and each re-checks its own key.
+//! - **Gap locks.** Key ranges, next to the row locks: see [`crate::gap_locks`] and
+//!   [`LockManager::insert_intention`]. They share the wait-for graph, so a cycle through a
+//!   row lock and a gap lock is a deadlock too.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Bound;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use riptide_common::{CfId, Error, ErrorKind, Result};
 
+use crate::gap_locks::{GapLockId, GapTable};
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::wait_for::{Deadlock, WaitForGraph};
 
@@ -135,7 +140,8 @@ impl Default for LockManagerOptions {
 pub struct LockManagerStats {
     /// Successful [`LockManager::lock`] calls, re-entrant ones included.
     pub granted: u64,
-    /// Requests that could not be granted at once and waited (zero-timeout failures excluded).
+    /// Requests that could not be granted at once and waited (zero-timeout failures
+    /// excluded), insert-intention checks that waited for a gap lock included.
     pub waits: u64,
     /// Total time spent waiting, whatever the outcome of the wait.
     pub wait_time: Duration,
@@ -145,6 +151,10 @@ pub struct LockManagerStats {
     pub deadlocks: u64,
     /// Keys currently locked by at least one transaction.
     pub locked_keys: u64,
+    /// Gap locks currently held or reserved (see [`LockManager::reserve_gap`]).
+    pub gap_locks: u64,
+    /// Of [`LockManagerStats::waits`], the insert-intention checks that waited for a gap lock.
+    pub insert_waits: u64,
 }
 
 /// The lock table entry of one key.
@@ -322,6 +332,7 @@ pub struct LockManager {
     stripes: Box<[Stripe]>,
     /// Present when deadlock detection is on; only touched by requests that wait.
     graph: Option<WaitForGraph>,
+    gaps: GapTable,
 }
 
 impl Default for LockManager {
@@ -341,6 +352,7 @@ impl LockManager {
             graph: options
                 .deadlock_detect
                 .then(|| WaitForGraph::new(options.max_deadlock_depth)),
+            gaps: GapTable::default(),
         }
     }
 
@@ -370,12 +382,25 @@ impl LockManager {
         mode: LockMode,
         timeout: Duration,
     ) -> Result<()> {
+        self.lock_and_tell(txn, cf, key, mode, timeout).map(|_| ())
+    }
+
+    /// [`LockManager::lock`], telling whether the request had to wait (`true`: other
+    /// transactions held the key meanwhile, and may have changed it before releasing it).
+    pub fn lock_and_tell(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        mode: LockMode,
+        timeout: Duration,
+    ) -> Result<bool> {
         let stripe = self.stripe(cf, key)?;
         let mut state = stripe.state.lock();
         let mut blockers = match state.try_acquire(txn, cf, key, mode) {
             Ok(()) => {
                 state.counters.granted += 1;
-                return Ok(());
+                return Ok(false);
             }
             Err(blockers) => blockers,
         };
@@ -435,7 +460,7 @@ impl LockManager {
                 Ok(()) => {
                     self.finish_wait(&wait, &mut state, &recorded, true);
                     state.counters.granted += 1;
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(now_blocking) => blockers = now_blocking,
             }
@@ -500,6 +525,95 @@ impl LockManager {
         holders
     }
 
+    /// Locks the key range (`start`, `end`) of `cf` for `txn` as a gap lock: until
+    /// [`LockManager::unlock_gaps`], an [`LockManager::insert_intention`] of another
+    /// transaction for a key in the range waits. Never waits itself: gap locks do not conflict
+    /// with each other nor with row locks (InnoDB's semantics, for shared and exclusive gap
+    /// locks alike).
+    pub fn lock_gap(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+    ) -> GapLockId {
+        self.gaps.lock(txn, cf, start, end)
+    }
+
+    /// Reserves the key range (`start`, `end`) of `cf` for a scan of `txn` that is about to
+    /// read it: nothing is locked yet, but inserts of other transactions into the range are
+    /// recorded, and handed back by [`LockManager::extend_gap`] once the scan holds their
+    /// keys. Reserve before reading, so that every insert the scan's reads miss is recorded
+    /// (see [`crate::gap_locks`]). Release the unwalked rest with
+    /// [`LockManager::finish_gap`].
+    pub fn reserve_gap(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+    ) -> GapLockId {
+        self.gaps.reserve(txn, cf, start, end)
+    }
+
+    /// Grows the held part of gap lock `id` to the smallest range covering it and (`start`,
+    /// `end`), clipped to what the lock reserved. Returns the keys other transactions
+    /// inserted into the newly held part since the reservation (each with the inserter), in
+    /// no particular order; they are forgotten by the lock. A gap lock that no longer exists
+    /// (its transaction released it) returns nothing.
+    pub fn extend_gap(
+        &self,
+        id: GapLockId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+    ) -> Vec<(Vec<u8>, TxnId)> {
+        self.gaps.extend(id, start, end)
+    }
+
+    /// Ends the reservation of gap lock `id`: it keeps what it holds (and is removed if it
+    /// holds nothing), and inserts into the rest no longer concern it.
+    pub fn finish_gap(&self, id: GapLockId) {
+        self.gaps.finish(id);
+    }
+
+    /// Releases every gap lock of `txn` (commit or rollback; not savepoint rollback, as
+    /// InnoDB) and wakes the inserts waiting for them. Returns how many there were.
+    pub fn unlock_gaps(&self, txn: TxnId) -> usize {
+        self.gaps.unlock_all(txn)
+    }
+
+    /// Whether any gap lock exists (held or reserved). One atomic load: inserts use it to skip
+    /// the gap-lock table when it is empty.
+    pub fn has_gap_locks(&self) -> bool {
+        self.gaps.any()
+    }
+
+    /// The transactions whose held gap locks cover `key` of `cf`, sorted (diagnostics, tests).
+    pub fn gap_holders(&self, cf: CfId, key: &[u8]) -> Vec<TxnId> {
+        self.gaps.holders(cf, key)
+    }
+
+    /// InnoDB's *insert intention*: call before making a new `key` of `cf` visible to other
+    /// transactions (after having written it to the transaction's own buffer, see the
+    /// `riptide` transaction module for why). Waits while another transaction holds a gap lock
+    /// covering `key`, up to `timeout`; records the insert in the reservations of scans that
+    /// have not reached `key` yet. Costs one atomic load while no gap lock exists.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TimedOut`] and [`ErrorKind::Deadlock`] as [`LockManager::lock`] (the
+    /// wait-for graph is shared with row locks).
+    pub fn insert_intention(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        timeout: Duration,
+    ) -> Result<()> {
+        self.gaps
+            .insert_intention(self.graph.as_ref(), txn, cf, key, timeout)
+    }
+
     /// How many transactions are recorded as waiting in the deadlock detector (0 when
     /// detection is off). For tests and diagnostics.
     pub fn waiting_txns(&self) -> usize {
@@ -526,6 +640,13 @@ impl LockManager {
                 .count();
             stats.locked_keys += locked as u64;
         }
+        let gaps = self.gaps.counters();
+        stats.gap_locks = gaps.held;
+        stats.insert_waits = gaps.waits;
+        stats.waits += gaps.waits;
+        stats.wait_time += gaps.wait_time;
+        stats.timeouts += gaps.timeouts;
+        stats.deadlocks += gaps.deadlocks;
         stats
     }
 

@@ -172,6 +172,29 @@ impl WriteBuffer {
         }
     }
 
+    /// Undoes the last write to `key` in `cf`, which must have been the key's first write
+    /// (the buffer had no entry for it before): the entry goes, and so does the undo record
+    /// that write left in the innermost savepoint. For a write that turned out not to be
+    /// allowed (an insert that timed out waiting for a gap lock). Returns whether there was
+    /// an entry; a key the buffer held before that write must not be passed (the undo record
+    /// would be lost).
+    pub fn forget_fresh(&mut self, cf: CfId, key: &[u8]) -> bool {
+        let Some(op) = self.entries.get_mut(&cf).and_then(|m| m.remove(key)) else {
+            return false;
+        };
+        self.bytes = self
+            .bytes
+            .saturating_sub(key.len() + op.value_len() + ENTRY_OVERHEAD_BYTES);
+        if let Some(savepoint) = self.savepoints.last_mut()
+            && let Some(undo) = savepoint.undo.get_mut(&cf)
+            && let Some(None) = undo.get(key)
+        {
+            undo.remove(key);
+            self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
+        }
+        true
+    }
+
     /// The latest write to `key` in `cf`, if any.
     pub fn get(&self, cf: CfId, key: &[u8]) -> Option<&BufferedOp> {
         self.entries.get(&cf).and_then(|m| m.get(key))
@@ -438,6 +461,29 @@ mod tests {
         b.clear();
         assert!(b.is_empty());
         assert_eq!(b.approximate_bytes(), 0);
+    }
+
+    #[test]
+    fn forgetting_a_fresh_write_leaves_no_trace() {
+        let mut b = WriteBuffer::new();
+        b.put(0, b"a", b"1");
+        let before = b.approximate_bytes();
+        b.set_savepoint();
+        b.put(0, b"k", b"value");
+        assert!(b.forget_fresh(0, b"k"));
+        assert_eq!(b.get(0, b"k"), None);
+        assert!(!b.forget_fresh(0, b"k"));
+        assert_eq!(
+            b.approximate_bytes(),
+            before,
+            "entry and undo record both gone"
+        );
+        // The savepoint still works for what came before and after.
+        b.put(0, b"a", b"2");
+        b.rollback_to_savepoint().unwrap();
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"1".to_vec())));
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.approximate_bytes(), before);
     }
 
     #[test]

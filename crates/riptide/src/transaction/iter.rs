@@ -5,14 +5,108 @@
 //! delete hides the key. The buffer is consulted afresh at every step (by seeking after the
 //! current key), so writes the transaction makes while iterating are seen, and the iterator
 //! never holds the transaction's lock between calls.
+//!
+//! A *locking* iterator ([`crate::Transaction::iter_locking`]) reads at the newest sequence
+//! number instead of the read point, and checks every step before it settles on a key (see
+//! [`TxnIterator::lock_step`]): other transactions' uncommitted inserts in the walked range
+//! (waited for), the gap lock over it (held, with the inserts recorded in its reservation
+//! waited for), the row lock of the key it stops on (a wait or a newer commit means reading
+//! again at the newest sequence number).
 
+use std::collections::HashSet;
+use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use riptide_common::{Result, SeqNo};
+use riptide_txn::{GapLockId, LockMode};
 
 use crate::cf::ColumnFamily;
 use crate::iterator::DbIterator;
-use crate::transaction::TxnShared;
+use crate::transaction::{Pending, TxnShared};
+
+/// An owned range bound.
+type OwnedBound = Bound<Vec<u8>>;
+
+/// What a locking iterator holds and remembers.
+pub(crate) struct ScanLock {
+    mode: LockMode,
+    /// The reserved, then partly held gap lock (none under read committed).
+    gap: Option<GapLockId>,
+    /// Other transactions that had written when the range was reserved and may hold
+    /// uncommitted inserts in it; dropped once they end.
+    writers: Vec<Arc<TxnShared>>,
+    /// The range walked (and gap-locked) so far.
+    hull: Option<(OwnedBound, OwnedBound)>,
+    /// Keys of other transactions' inserts this scan already waited for (and locked).
+    waited: HashSet<Vec<u8>>,
+}
+
+impl ScanLock {
+    pub(crate) fn new(
+        mode: LockMode,
+        gap: Option<GapLockId>,
+        writers: Vec<Arc<TxnShared>>,
+    ) -> ScanLock {
+        ScanLock {
+            mode,
+            gap,
+            writers,
+            hull: None,
+            waited: HashSet::new(),
+        }
+    }
+}
+
+/// What a step's check decided.
+enum Verdict {
+    /// The iterator may stay where it is.
+    Done,
+    /// Something may have changed: read again at the newest sequence number.
+    Reread,
+}
+
+/// Whether lower bound `a` is at or below lower bound `b`.
+fn lower_le(a: &OwnedBound, b: &OwnedBound) -> bool {
+    match (a, b) {
+        (Bound::Unbounded, _) => true,
+        (_, Bound::Unbounded) => false,
+        (Bound::Included(x), Bound::Included(y))
+        | (Bound::Excluded(x), Bound::Excluded(y))
+        | (Bound::Included(x), Bound::Excluded(y)) => x <= y,
+        (Bound::Excluded(x), Bound::Included(y)) => x < y,
+    }
+}
+
+/// Whether upper bound `a` is at or below upper bound `b`.
+fn upper_le(a: &OwnedBound, b: &OwnedBound) -> bool {
+    match (a, b) {
+        (_, Bound::Unbounded) => true,
+        (Bound::Unbounded, _) => false,
+        (Bound::Included(x), Bound::Included(y))
+        | (Bound::Excluded(x), Bound::Excluded(y))
+        | (Bound::Excluded(x), Bound::Included(y)) => x <= y,
+        (Bound::Included(x), Bound::Excluded(y)) => x < y,
+    }
+}
+
+/// The lower bound of the keys above upper bound `b` (`None`: there are none).
+fn above(b: &OwnedBound) -> Option<OwnedBound> {
+    match b {
+        Bound::Included(k) => Some(Bound::Excluded(k.clone())),
+        Bound::Excluded(k) => Some(Bound::Included(k.clone())),
+        Bound::Unbounded => None,
+    }
+}
+
+/// The upper bound of the keys below lower bound `b` (`None`: there are none).
+fn below(b: &OwnedBound) -> Option<OwnedBound> {
+    match b {
+        Bound::Included(k) => Some(Bound::Excluded(k.clone())),
+        Bound::Excluded(k) => Some(Bound::Included(k.clone())),
+        Bound::Unbounded => None,
+    }
+}
 
 /// Which way the iterator last moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +128,12 @@ pub struct TxnIterator {
     key: Vec<u8>,
     value: Vec<u8>,
     direction: Direction,
+    /// The current key comes from the transaction's own writes.
+    from_buffer: bool,
+    /// The sequence number `db` reads at.
+    seqno: SeqNo,
+    /// Present for a locking iterator.
+    lock: Option<ScanLock>,
 }
 
 impl std::fmt::Debug for TxnIterator {
@@ -66,7 +166,40 @@ impl TxnIterator {
             key: Vec::new(),
             value: Vec::new(),
             direction: Direction::Forward,
+            from_buffer: false,
+            seqno,
+            lock: None,
         })
+    }
+
+    /// A locking iterator reading at `seqno` (the newest when it was made).
+    pub(crate) fn new_locking(
+        txn: Arc<TxnShared>,
+        cf: ColumnFamily,
+        seqno: SeqNo,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+        lock: ScanLock,
+    ) -> Result<TxnIterator> {
+        let gap = lock.gap;
+        let made = TxnIterator::new(Arc::clone(&txn), cf, seqno, lower, upper);
+        match made {
+            Ok(mut it) => {
+                it.lock = Some(lock);
+                Ok(it)
+            }
+            Err(e) => {
+                if let Some(gap) = gap {
+                    txn.db.locks.finish_gap(gap);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether this is a locking iterator ([`crate::Transaction::iter_locking`]).
+    pub fn is_locking(&self) -> bool {
+        self.lock.is_some()
     }
 
     /// True when positioned on an entry.
@@ -151,6 +284,7 @@ impl TxnIterator {
                 self.key = db_key.unwrap_or_default();
                 self.value = self.db.value().to_vec();
                 self.valid = true;
+                self.from_buffer = false;
                 return Ok(());
             }
             let Some((bk, value)) = buffered else {
@@ -164,6 +298,7 @@ impl TxnIterator {
                     self.key = bk;
                     self.value = v;
                     self.valid = true;
+                    self.from_buffer = true;
                     return Ok(());
                 }
                 None => {
@@ -194,6 +329,7 @@ impl TxnIterator {
                 self.key = db_key.unwrap_or_default();
                 self.value = self.db.value().to_vec();
                 self.valid = true;
+                self.from_buffer = false;
                 return Ok(());
             }
             let Some((bk, value)) = buffered else {
@@ -207,6 +343,7 @@ impl TxnIterator {
                     self.key = bk;
                     self.value = v;
                     self.valid = true;
+                    self.from_buffer = true;
                     return Ok(());
                 }
                 None => {
@@ -219,31 +356,43 @@ impl TxnIterator {
 
     /// Positions on the first visible key.
     pub fn seek_to_first(&mut self) -> Result<()> {
+        self.check_locking_seek()?;
         self.db.seek_to_first()?;
         let from = self.lower.clone();
-        self.settle_forward(from, true)
+        self.settle_forward(from.clone(), true)?;
+        self.lock_step(from, true, true)
     }
 
     /// Positions on the last visible key.
     pub fn seek_to_last(&mut self) -> Result<()> {
+        self.check_locking_seek()?;
         self.db.seek_to_last()?;
-        self.settle_backward(None, true)
+        self.settle_backward(None, true)?;
+        self.lock_step(None, true, false)
     }
 
     /// Positions on the first visible key `>= target`.
     pub fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.check_locking_seek()?;
         self.db.seek(target)?;
         let from = match self.lower.as_deref() {
             Some(l) if l > target => l.to_vec(),
             _ => target.to_vec(),
         };
-        self.settle_forward(Some(from), true)
+        self.settle_forward(Some(from.clone()), true)?;
+        self.lock_step(Some(from), true, true)
     }
 
     /// Positions on the last visible key `<= target`.
     pub fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.check_locking_seek()?;
         self.db.seek_for_prev(target)?;
-        self.settle_backward(Some(target.to_vec()), true)
+        let from = match self.upper.as_deref() {
+            Some(u) if target >= u => None,
+            _ => Some(target.to_vec()),
+        };
+        self.settle_backward(Some(target.to_vec()), true)?;
+        self.lock_step(from, true, false)
     }
 
     /// Moves to the next visible key.
@@ -252,6 +401,7 @@ impl TxnIterator {
         if !self.valid {
             return Ok(());
         }
+        self.check_locking()?;
         let current = std::mem::take(&mut self.key);
         if self.direction == Direction::Backward {
             self.db.seek(&current)?;
@@ -259,7 +409,8 @@ impl TxnIterator {
         while self.db.valid() && self.db.key() <= &current[..] {
             self.db.next()?;
         }
-        self.settle_forward(Some(current), false)
+        self.settle_forward(Some(current.clone()), false)?;
+        self.lock_step(Some(current), false, true)
     }
 
     /// Moves to the previous visible key.
@@ -267,6 +418,7 @@ impl TxnIterator {
         if !self.valid {
             return Ok(());
         }
+        self.check_locking()?;
         let current = std::mem::take(&mut self.key);
         if self.direction == Direction::Forward {
             self.db.seek_for_prev(&current)?;
@@ -274,6 +426,248 @@ impl TxnIterator {
         while self.db.valid() && self.db.key() >= &current[..] {
             self.db.prev()?;
         }
-        self.settle_backward(Some(current), false)
+        self.settle_backward(Some(current.clone()), false)?;
+        self.lock_step(Some(current), false, false)
+    }
+
+    /// A locking iterator only moves while its transaction is active (its locks would
+    /// outlive the transaction otherwise).
+    fn check_locking(&self) -> Result<()> {
+        if self.lock.is_some() {
+            self.txn.check_active()?;
+        }
+        Ok(())
+    }
+
+    /// Before a seek of a locking iterator: reads at the newest sequence number from now on
+    /// if anything was committed since it last read (a plain iterator keeps its read point).
+    fn check_locking_seek(&mut self) -> Result<()> {
+        self.check_locking()?;
+        if self.lock.is_some() {
+            let newest = self.txn.db.last_seqno.load(Ordering::Acquire);
+            if newest != self.seqno {
+                self.reopen(newest)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the database cursor by one reading at `seqno` (not positioned).
+    fn reopen(&mut self, seqno: SeqNo) -> Result<()> {
+        self.db = crate::db::iter_at(
+            &self.txn.db,
+            &self.cf,
+            seqno,
+            self.lower.clone(),
+            self.upper.clone(),
+        )?;
+        self.seqno = seqno;
+        Ok(())
+    }
+
+    /// For a locking iterator, after a positioning from `from` (`inclusive`, going
+    /// `forward`; `None`: from the end of the bounds) settled on a candidate: checks the
+    /// step and reads again at the newest sequence number until nothing stands in the way.
+    fn lock_step(&mut self, from: Option<Vec<u8>>, inclusive: bool, forward: bool) -> Result<()> {
+        if self.lock.is_none() {
+            return Ok(());
+        }
+        loop {
+            match self.check_step(from.as_deref(), inclusive, forward)? {
+                Verdict::Done => return Ok(()),
+                Verdict::Reread => {
+                    self.reopen(self.txn.db.last_seqno.load(Ordering::Acquire))?;
+                    if forward {
+                        match from.as_deref() {
+                            None => self.db.seek_to_first()?,
+                            Some(f) => {
+                                self.db.seek(f)?;
+                                while !inclusive && self.db.valid() && self.db.key() <= f {
+                                    self.db.next()?;
+                                }
+                            }
+                        }
+                        self.settle_forward(from.clone(), inclusive)?;
+                    } else {
+                        match from.as_deref() {
+                            None => self.db.seek_to_last()?,
+                            Some(f) => {
+                                self.db.seek_for_prev(f)?;
+                                while !inclusive && self.db.valid() && self.db.key() >= f {
+                                    self.db.prev()?;
+                                }
+                            }
+                        }
+                        self.settle_backward(from.clone(), inclusive)?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One check of a locking step (see the module documentation).
+    fn check_step(
+        &mut self,
+        from: Option<&[u8]>,
+        inclusive: bool,
+        forward: bool,
+    ) -> Result<Verdict> {
+        let cand = self.valid.then(|| self.key.clone());
+        let lower_end: OwnedBound = self.lower.clone().map_or(Bound::Unbounded, Bound::Included);
+        let upper_end: OwnedBound = self.upper.clone().map_or(Bound::Unbounded, Bound::Excluded);
+        let from_bound = |f: &[u8]| {
+            if inclusive {
+                Bound::Included(f.to_vec())
+            } else {
+                Bound::Excluded(f.to_vec())
+            }
+        };
+        // The range this step walked, the candidate included.
+        let (start, end) = if forward {
+            (
+                from.map_or(lower_end, from_bound),
+                cand.clone().map_or(upper_end, Bound::Included),
+            )
+        } else {
+            (
+                cand.clone().map_or(lower_end, Bound::Included),
+                from.map_or(upper_end, from_bound),
+            )
+        };
+        let Some(lock) = self.lock.as_mut() else {
+            return Ok(Verdict::Done);
+        };
+        let mode = lock.mode;
+        if let Some(gap) = lock.gap {
+            // 1. Uncommitted inserts of earlier writers, between `from` and the candidate,
+            //    outside what this scan already holds (an insert there waits for this scan,
+            //    which must not wait for it in turn).
+            let mut pstart = start.clone();
+            let mut pend = end.clone();
+            if let Some(k) = &cand {
+                if forward {
+                    pend = Bound::Excluded(k.clone());
+                } else {
+                    pstart = Bound::Excluded(k.clone());
+                }
+            }
+            let mut open = true;
+            if let Some((hs, he)) = &lock.hull {
+                if forward && lower_le(hs, &pstart) {
+                    match above(he) {
+                        Some(b) if lower_le(&pstart, &b) => pstart = b,
+                        Some(_) => {}
+                        None => open = false,
+                    }
+                } else if !forward && upper_le(&pend, he) {
+                    match below(hs) {
+                        Some(b) if upper_le(&b, &pend) => pend = b,
+                        Some(_) => {}
+                        None => open = false,
+                    }
+                }
+            }
+            if open && !lock.writers.is_empty() {
+                let cf = self.cf.id();
+                let mut nearest: Option<Vec<u8>> = None;
+                let mut reread = false;
+                let waited = &lock.waited;
+                let skip = |k: &[u8]| waited.contains(k);
+                lock.writers.retain(|w| {
+                    match w.pending(
+                        cf,
+                        pstart.as_ref().map(Vec::as_slice),
+                        pend.as_ref().map(Vec::as_slice),
+                        forward,
+                        &skip,
+                    ) {
+                        Pending::Committed => {
+                            reread = true;
+                            false
+                        }
+                        Pending::RolledBack => false,
+                        Pending::Active(None) => true,
+                        Pending::Active(Some(k)) => {
+                            let closer = nearest
+                                .as_ref()
+                                .is_none_or(|n| if forward { k < *n } else { k > *n });
+                            if closer {
+                                nearest = Some(k);
+                            }
+                            true
+                        }
+                    }
+                });
+                if reread {
+                    return Ok(Verdict::Reread);
+                }
+                if let Some(k) = nearest {
+                    self.lock_row(&k, mode)?;
+                    if let Some(lock) = self.lock.as_mut() {
+                        lock.waited.insert(k);
+                    }
+                    return Ok(Verdict::Reread);
+                }
+            }
+            // 2. Hold the walked range; inserts recorded in it meanwhile are waited for.
+            let Some(lock) = self.lock.as_mut() else {
+                return Ok(Verdict::Done);
+            };
+            let intruders = self.txn.db.locks.extend_gap(
+                gap,
+                start.as_ref().map(Vec::as_slice),
+                end.as_ref().map(Vec::as_slice),
+            );
+            lock.hull = Some(match lock.hull.take() {
+                None => (start, end),
+                Some((hs, he)) => (
+                    if lower_le(&hs, &start) { hs } else { start },
+                    if upper_le(&he, &end) { end } else { he },
+                ),
+            });
+            let intruders: Vec<Vec<u8>> = intruders
+                .into_iter()
+                .map(|(k, _)| k)
+                .filter(|k| Some(k) != cand.as_ref() && !lock.waited.contains(k))
+                .collect();
+            if !intruders.is_empty() {
+                // (The gap lock forgot them: after a failed wait the iterator is not to be
+                // used any further, as after any failed step.)
+                for k in intruders {
+                    self.lock_row(&k, mode)?;
+                    if let Some(lock) = self.lock.as_mut() {
+                        lock.waited.insert(k);
+                    }
+                }
+                return Ok(Verdict::Reread);
+            }
+        }
+        // 3. The row lock of the candidate (this transaction's own writes are locked already).
+        if let Some(k) = cand
+            && !self.from_buffer
+        {
+            let waited = self.lock_row(&k, mode)?;
+            let newer = self.txn.db.last_seqno.load(Ordering::Acquire) != self.seqno
+                && self.cf.data.view().newer_version(&k, self.seqno)?.is_some();
+            if waited || newer {
+                return Ok(Verdict::Reread);
+            }
+        }
+        Ok(Verdict::Done)
+    }
+
+    /// Locks `key` in `mode` for the transaction; returns whether it waited.
+    fn lock_row(&self, key: &[u8], mode: LockMode) -> Result<bool> {
+        let mut st = self.txn.state.lock();
+        self.txn.protect(&mut st, &self.cf, key, mode, false)
+    }
+}
+
+impl Drop for TxnIterator {
+    fn drop(&mut self) {
+        // Only what was walked stays locked.
+        if let Some(gap) = self.lock.as_ref().and_then(|l| l.gap) {
+            self.txn.db.locks.finish_gap(gap);
+        }
     }
 }

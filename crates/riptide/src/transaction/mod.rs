@@ -27,9 +27,37 @@
 //!   serializable for point reads, because every key read is validated (optimistic) or
 //!   share-locked (pessimistic).
 //! - *Phantoms*: range scans through [`Transaction::iter`] are not validated or locked at any
-//!   level (there are no gap or predicate locks), so a scan repeated after another
-//!   transaction's commit may see a new key under read committed, and a serializable
-//!   transaction is only serializable with respect to the keys it read by point lookups.
+//!   level, so a scan repeated after another transaction's commit may see a new key under
+//!   read committed, and a serializable transaction that scans that way is only serializable
+//!   with respect to the keys it read by point lookups. A pessimistic transaction prevents
+//!   them with *locking scans* ([`Transaction::iter_locking`], InnoDB's locking reads):
+//!   under repeatable read and serializable they gap-lock the ranges they walk, and inserts
+//!   of other transactions made with [`Transaction::insert`] wait for those gap locks
+//!   (InnoDB's insert intention). Plain [`Transaction::put`]s and optimistic transactions do
+//!   not check gap locks.
+//!
+//! # Locking scans and gap locks
+//!
+//! A locking scan reads the newest committed data merged with the transaction's own writes
+//! (not the snapshot), locks every row it stops on, and, except under read committed, holds
+//! a gap lock on the range it walked until the transaction ends (not released by a savepoint
+//! rollback, as in InnoDB). It must also see inserts that other transactions have made but
+//! not committed, as InnoDB's scan meets them in its pages: pessimistic transactions register
+//! at their first write in `DbInner::writers`, and a scan looks at the buffers of the
+//! writers registered when it started, waiting for the row lock of an uncommitted insert in
+//! the part it walks. The protocol that makes this race-free:
+//!
+//! - the scan *reserves* its range in the lock manager first, then lists the writers, then
+//!   reads at the newest sequence number;
+//! - an insert writes its own buffer first, then checks the gap locks (one atomic load while
+//!   there are none);
+//! - an insert into the reserved part ahead of the scan goes ahead and is recorded; one into
+//!   the part the scan holds waits.
+//!
+//! So an insert the scan's reads miss was either in a listed writer's buffer (the scan finds
+//! it, or sees that writer commit and reads again) or recorded in the reservation (the scan
+//! gets it back when it holds that part). The cost of a locking step with other writers
+//! about is one look at each listed writer's buffer; with none, a few atomic loads.
 //!
 //! # Concurrency control
 //!
@@ -79,12 +107,13 @@
 mod iter;
 pub(crate) mod two_phase;
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use riptide_common::key::MAX_SEQNO;
 use riptide_common::write_batch::WriteBatch as RawBatch;
 use riptide_common::{CfId, Error, ErrorKind, Result, SeqNo};
@@ -108,7 +137,8 @@ pub enum IsolationLevel {
     #[default]
     RepeatableRead,
     /// Snapshot reads, and every key read is validated at commit (optimistic) or share-locked
-    /// (pessimistic). Range scans are not protected (no phantom protection).
+    /// (pessimistic). Range scans are protected only when they are locking scans
+    /// ([`Transaction::iter_locking`], gap locks).
     Serializable,
 }
 
@@ -205,6 +235,74 @@ struct TxnState {
     /// Keys whose value this transaction read under protection (`get_for_update`, or any
     /// `get` under serializable): a newer delete of them is a conflict even for a delete.
     protected_reads: BTreeSet<(CfId, Vec<u8>)>,
+    /// Registered in `DbInner::writers` (a pessimistic transaction that has written).
+    registered: bool,
+    /// Took gap locks (released at the end).
+    gap_locks: bool,
+}
+
+/// What another transaction has not committed yet in a key range, as a locking scan sees it.
+pub(crate) enum Pending {
+    /// Still active (or prepared): its first (forward) or last uncommitted put in the range.
+    Active(Option<Vec<u8>>),
+    /// Committed since: its writes are in the database now.
+    Committed,
+    /// Rolled back: it wrote nothing.
+    RolledBack,
+}
+
+/// The pessimistic transactions that have written and not ended, so that a locking scan can
+/// find the keys they inserted but have not committed (InnoDB finds them in its pages, with
+/// their implicit locks). A transaction registers at its first write and leaves at its
+/// end: two short critical sections per writing transaction, on one of
+/// [`WRITER_SHARDS`] mutexes chosen by transaction id; a locking scan visits them all once.
+pub(crate) struct Writers {
+    shards: [Mutex<HashMap<TxnId, Weak<TxnShared>>>; WRITER_SHARDS],
+}
+
+/// How many mutexes [`Writers`] spreads its transactions over.
+const WRITER_SHARDS: usize = 16;
+
+impl Default for Writers {
+    fn default() -> Self {
+        Writers {
+            shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+        }
+    }
+}
+
+impl Writers {
+    fn shard(&self, id: TxnId) -> &Mutex<HashMap<TxnId, Weak<TxnShared>>> {
+        // The remainder is below the shard count, so it fits in usize.
+        let i = (id % WRITER_SHARDS as u64) as usize;
+        // `i < WRITER_SHARDS`: always in bounds; the first shard is never used otherwise.
+        self.shards.get(i).unwrap_or(&self.shards[0])
+    }
+
+    fn register(&self, txn: &Arc<TxnShared>) {
+        self.shard(txn.id)
+            .lock()
+            .insert(txn.id, Arc::downgrade(txn));
+    }
+
+    fn deregister(&self, id: TxnId) {
+        self.shard(id).lock().remove(&id);
+    }
+
+    /// The live writers other than `me`.
+    pub(crate) fn others(&self, me: TxnId) -> Vec<Arc<TxnShared>> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            out.extend(
+                shard
+                    .lock()
+                    .iter()
+                    .filter(|&(&id, _)| id != me)
+                    .filter_map(|(_, w)| w.upgrade()),
+            );
+        }
+        out
+    }
 }
 
 /// What a [`Transaction`] and its iterators share.
@@ -242,6 +340,117 @@ fn finished(phase: &Phase, id: TxnId) -> Error {
     Error::invalid_argument(format!("transaction {id} is already {what}"))
 }
 
+impl TxnShared {
+    /// The sequence number reads see now: the snapshot (taken now if needed) under
+    /// repeatable read and serializable, the newest committed under read committed.
+    fn read_seqno(&self, st: &mut TxnState) -> SeqNo {
+        match self.opts.isolation {
+            IsolationLevel::ReadCommitted => self.db.last_seqno.load(Ordering::Acquire),
+            IsolationLevel::RepeatableRead | IsolationLevel::Serializable => st
+                .snapshot
+                .get_or_insert_with(|| self.db.take_snapshot())
+                .seqno(),
+        }
+    }
+
+    /// Locks (pessimistic) or tracks (optimistic) `key` for `mode`; returns whether a lock
+    /// wait happened (the key may have changed meanwhile). A pessimistic lock under a
+    /// snapshot fails with `Conflict` if the key changed after the snapshot (unless this is a
+    /// blind delete of a key a newer commit already deleted, or current reads are on). The
+    /// state is unlocked while waiting for the lock: locking scans of other transactions
+    /// may look at this transaction's buffer meanwhile.
+    fn protect(
+        &self,
+        st: &mut MutexGuard<'_, TxnState>,
+        cf: &ColumnFamily,
+        key: &[u8],
+        mode: LockMode,
+        blind_delete: bool,
+    ) -> Result<bool> {
+        match self.opts.concurrency {
+            Concurrency::Optimistic => {
+                // Validated against the read point: a key is never tracked after it was read.
+                let seqno = self.read_seqno(st);
+                st.tracked.track(cf.id(), key, seqno);
+                Ok(false)
+            }
+            Concurrency::Pessimistic => {
+                if st
+                    .buffer
+                    .lock_mode(cf.id(), key)
+                    .is_some_and(|held| held >= mode)
+                {
+                    return Ok(false);
+                }
+                let timeout = self.opts.lock_timeout;
+                let waited = MutexGuard::unlocked(st, || {
+                    self.db
+                        .locks
+                        .lock_and_tell(self.id, cf.id(), key, mode, timeout)
+                })?;
+                if st.phase != Phase::Active {
+                    // Ended by another thread while this one waited (misuse): give it back.
+                    self.db.locks.unlock(self.id, cf.id(), key);
+                    return Err(finished(&st.phase, self.id));
+                }
+                st.buffer.record_lock(cf.id(), key, mode);
+                // Current reads work on whatever the key now holds: no snapshot to conflict
+                // with (and none taken here, so a transaction whose first step waited for a
+                // lock reads what the lock's holder committed).
+                if self.opts.isolation == IsolationLevel::ReadCommitted || self.opts.current_reads {
+                    return Ok(waited);
+                }
+                let seqno = self.read_seqno(st);
+                if let Some(newer) = cf.data.view().newer_version(key, seqno)?
+                    && !(blind_delete && newer.deleted)
+                {
+                    return Err(conflict(cf, key, seqno));
+                }
+                Ok(waited)
+            }
+        }
+    }
+
+    /// The first (`forward`) or last uncommitted put of this transaction in `cf` between
+    /// `lower` and `upper` whose key `skip` does not reject, for a locking scan of another
+    /// transaction; or that this transaction has ended.
+    fn pending(
+        &self,
+        cf: CfId,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        forward: bool,
+        skip: &dyn Fn(&[u8]) -> bool,
+    ) -> Pending {
+        let st = self.state.lock();
+        match st.phase {
+            Phase::Committed => Pending::Committed,
+            Phase::RolledBack => Pending::RolledBack,
+            Phase::Active | Phase::Prepared(_) => {
+                let mut puts = st
+                    .buffer
+                    .range(cf, lower, upper)
+                    .filter(|(k, op)| !op.is_delete() && !skip(k));
+                let found = if forward {
+                    puts.next()
+                } else {
+                    puts.next_back()
+                };
+                Pending::Active(found.map(|(k, _)| k.to_vec()))
+            }
+        }
+    }
+
+    /// Fails unless the transaction is active.
+    fn check_active(&self) -> Result<()> {
+        let st = self.state.lock();
+        match &st.phase {
+            Phase::Active => Ok(()),
+            other => Err(finished(other, self.id)),
+        }
+    }
+}
+
 impl Transaction {
     pub(crate) fn begin(db: Arc<DbInner>, opts: TransactionOptions) -> Result<Transaction> {
         db.check_writable()?;
@@ -258,6 +467,8 @@ impl Transaction {
                     buffer: WriteBuffer::new(),
                     tracked: TrackedKeys::new(),
                     protected_reads: BTreeSet::new(),
+                    registered: false,
+                    gap_locks: false,
                 }),
             }),
         })
@@ -319,6 +530,18 @@ impl Transaction {
         self.write(cf, key, |b| b.put(cf.id(), key, value), false)
     }
 
+    /// Sets `key` to `value` in `cf`, where the caller expects `key` to be new (an `INSERT`).
+    /// Under pessimistic concurrency this is InnoDB's *insert intention*: if another
+    /// transaction holds a gap lock covering `key` (a locking scan under repeatable read or
+    /// serializable walked over it, see [`Transaction::iter_locking`]), the insert waits for
+    /// that transaction to end, up to [`TransactionOptions::lock_timeout`], with deadlock
+    /// detection. When it fails (`TimedOut`, `Deadlock`) nothing was written. Otherwise the
+    /// same as [`Transaction::put`] (which never waits for gap locks, and optimistic
+    /// transactions ignore them). A key this transaction already wrote does not wait again.
+    pub fn insert(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        self.write_with(cf, key, |b| b.put(cf.id(), key, value), false, true)
+    }
+
     /// Deletes `key` from `cf`.
     pub fn delete(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
         self.write(cf, key, |b| b.delete(cf.id(), key), true)
@@ -331,7 +554,8 @@ impl Transaction {
 
     /// An iterator over `cf` that merges this transaction's writes over the database at the
     /// transaction's read point, within `opts`' bounds (`opts.snapshot` is ignored). It sees
-    /// writes this transaction makes while it is open. Scans are not validated or locked.
+    /// writes this transaction makes while it is open. Scans are not validated or locked (see
+    /// [`Transaction::iter_locking`] for InnoDB's locking reads).
     pub fn iter(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<TxnIterator> {
         let seqno = {
             let mut st = self.shared.state.lock();
@@ -344,6 +568,86 @@ impl Transaction {
             seqno,
             opts.lower_bound,
             opts.upper_bound,
+        )
+    }
+
+    /// A *locking* iterator (pessimistic transactions only): InnoDB's locking reads
+    /// (`SELECT ... FOR UPDATE` / `LOCK IN SHARE MODE`, serializable reads, the source scans of
+    /// `INSERT ... SELECT`, `UPDATE` and `DELETE`). Unlike [`Transaction::iter`] it reads the
+    /// newest committed data (merged with this transaction's own writes), whatever the
+    /// snapshot, and locks what it reads:
+    ///
+    /// - every row it stops on gets a row lock (`exclusive` or shared), waiting like
+    ///   [`Transaction::get_for_update`]; a row that changed meanwhile is read again;
+    /// - under repeatable read and serializable, the key range it walks, gaps included, up to
+    ///   and including the last row it stopped on (to the end of `opts`' bounds when it ran
+    ///   off the end) is gap-locked until the transaction ends: inserts of other transactions
+    ///   into it ([`Transaction::insert`]) wait. It also waits for rows other transactions
+    ///   inserted there and have not committed yet (their row locks), then reads them if they
+    ///   committed. Under read committed no gap is locked and uncommitted inserts are not
+    ///   waited for (InnoDB takes no gap locks there either);
+    /// - while it is open, its whole range (`opts`' bounds) is *reserved*: inserts ahead of it
+    ///   by other transactions go ahead but are recorded, and the iterator waits for them when
+    ///   it gets there. Dropping the iterator keeps only what it walked.
+    ///
+    /// Under repeatable read without [`TransactionOptions::current_reads`], a row with a
+    /// version newer than the snapshot fails with `Conflict` once locked (first committer
+    /// wins), as point locking reads do. Every step fails with `InvalidArgument` once the
+    /// transaction has ended. After a failed step (a lock wait that timed out or would
+    /// deadlock) drop the iterator and make a new one to retry: it may have let go of inserts
+    /// it still had to wait for.
+    pub fn iter_locking(
+        &self,
+        cf: &ColumnFamily,
+        opts: ReadOptions<'_>,
+        exclusive: bool,
+    ) -> Result<TxnIterator> {
+        crate::db::check_live(cf)?;
+        if self.shared.opts.concurrency != Concurrency::Pessimistic {
+            return Err(Error::invalid_argument(format!(
+                "transaction {}: locking iterators need a pessimistic transaction",
+                self.shared.id
+            )));
+        }
+        let mode = if exclusive {
+            LockMode::Exclusive
+        } else {
+            LockMode::Shared
+        };
+        let lower = opts.lower_bound;
+        let upper = opts.upper_bound;
+        let gap = {
+            let mut st = self.shared.state.lock();
+            self.check_active(&st)?;
+            if self.shared.opts.isolation == IsolationLevel::ReadCommitted {
+                None
+            } else {
+                st.gap_locks = true;
+                Some(self.shared.db.locks.reserve_gap(
+                    self.shared.id,
+                    cf.id(),
+                    lower.as_deref().map_or(Bound::Unbounded, Bound::Included),
+                    upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+                ))
+            }
+        };
+        // After the reservation (every insert from now on into the range is recorded or
+        // waits), the writers that may have inserted before it, then the newest sequence
+        // number: an insert this scan's reads miss is either pending in one of these writers
+        // (and found there) or recorded in the reservation.
+        let writers = if gap.is_some() {
+            self.shared.db.writers.others(self.shared.id)
+        } else {
+            Vec::new()
+        };
+        let seqno = self.shared.db.last_seqno.load(Ordering::Acquire);
+        TxnIterator::new_locking(
+            Arc::clone(&self.shared),
+            cf.clone(),
+            seqno,
+            lower,
+            upper,
+            iter::ScanLock::new(mode, gap, writers),
         )
     }
 
@@ -463,13 +767,7 @@ impl Transaction {
     }
 
     fn read_seqno(&self, st: &mut TxnState) -> SeqNo {
-        match self.shared.opts.isolation {
-            IsolationLevel::ReadCommitted => self.shared.db.last_seqno.load(Ordering::Acquire),
-            IsolationLevel::RepeatableRead | IsolationLevel::Serializable => st
-                .snapshot
-                .get_or_insert_with(|| self.shared.db.take_snapshot())
-                .seqno(),
-        }
+        self.shared.read_seqno(st)
     }
 
     fn read(
@@ -482,7 +780,7 @@ impl Transaction {
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;
         if let Some(mode) = lock {
-            self.protect(&mut st, cf, key, mode, false)?;
+            self.shared.protect(&mut st, cf, key, mode, false)?;
             st.protected_reads.insert((cf.id(), key.to_vec()));
         }
         // After the lock wait (read committed must see what the lock holder committed), and
@@ -508,66 +806,48 @@ impl Transaction {
         apply: impl FnOnce(&mut WriteBuffer),
         is_delete: bool,
     ) -> Result<()> {
+        self.write_with(cf, key, apply, is_delete, false)
+    }
+
+    /// A write; `insert`: with the insert-intention check (see [`Transaction::insert`]).
+    fn write_with(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        apply: impl FnOnce(&mut WriteBuffer),
+        is_delete: bool,
+        insert: bool,
+    ) -> Result<()> {
         self.shared.db.check_writable()?;
         crate::db::check_live(cf)?;
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;
-        self.protect(&mut st, cf, key, LockMode::Exclusive, is_delete)?;
+        self.shared
+            .protect(&mut st, cf, key, LockMode::Exclusive, is_delete)?;
+        let pessimistic = self.shared.opts.concurrency == Concurrency::Pessimistic;
+        if pessimistic && !st.registered {
+            self.shared.db.writers.register(&self.shared);
+            st.registered = true;
+        }
+        let fresh = insert && pessimistic && st.buffer.get(cf.id(), key).is_none();
         apply(&mut st.buffer);
-        Ok(())
-    }
-
-    /// Locks (pessimistic) or tracks (optimistic) `key` for `mode`. A pessimistic lock under
-    /// a snapshot fails with `Conflict` if the key changed after the snapshot (unless this is
-    /// a blind delete of a key a newer commit already deleted).
-    fn protect(
-        &self,
-        st: &mut TxnState,
-        cf: &ColumnFamily,
-        key: &[u8],
-        mode: LockMode,
-        blind_delete: bool,
-    ) -> Result<()> {
-        match self.shared.opts.concurrency {
-            Concurrency::Optimistic => {
-                // Validated against the read point: a key is never tracked after it was read.
-                let seqno = self.read_seqno(st);
-                st.tracked.track(cf.id(), key, seqno);
-                Ok(())
-            }
-            Concurrency::Pessimistic => {
-                if st
-                    .buffer
-                    .lock_mode(cf.id(), key)
-                    .is_some_and(|held| held >= mode)
-                {
-                    return Ok(());
-                }
-                self.shared.db.locks.lock(
-                    self.shared.id,
-                    cf.id(),
-                    key,
-                    mode,
-                    self.shared.opts.lock_timeout,
-                )?;
-                st.buffer.record_lock(cf.id(), key, mode);
-                // Current reads work on whatever the key now holds: no snapshot to conflict
-                // with (and none taken here, so a transaction whose first step waited for a
-                // lock reads what the lock's holder committed).
-                if self.shared.opts.isolation == IsolationLevel::ReadCommitted
-                    || self.shared.opts.current_reads
-                {
-                    return Ok(());
-                }
-                let seqno = self.read_seqno(st);
-                if let Some(newer) = cf.data.view().newer_version(key, seqno)?
-                    && !(blind_delete && newer.deleted)
-                {
-                    return Err(conflict(cf, key, seqno));
-                }
-                Ok(())
+        // The insert intention comes after the write is in the buffer: a locking scan
+        // reserves its range, then looks at the writers' buffers; an insert writes its
+        // buffer, then looks at the gap locks. Each step is under a mutex, so one of the two
+        // sees the other (and this load is the fast path while no gap lock exists).
+        if fresh && self.shared.db.locks.has_gap_locks() {
+            let timeout = self.shared.opts.lock_timeout;
+            let (id, db) = (self.shared.id, &self.shared.db);
+            // Not holding the state while waiting: a scan may look at this buffer meanwhile.
+            let outcome = MutexGuard::unlocked(&mut st, || {
+                db.locks.insert_intention(id, cf.id(), key, timeout)
+            });
+            if let Err(e) = outcome {
+                st.buffer.forget_fresh(cf.id(), key);
+                return Err(e);
             }
         }
+        Ok(())
     }
 
     /// Takes short exclusive locks on every tracked key, in key order (optimistic only).
@@ -688,11 +968,19 @@ impl Transaction {
             .map(|(cf, k, _)| (cf, k.to_vec()))
             .collect();
         self.unlock_keys(&keys);
+        if st.gap_locks {
+            self.shared.db.locks.unlock_gaps(self.shared.id);
+            st.gap_locks = false;
+        }
+        st.phase = phase;
+        if st.registered {
+            self.shared.db.writers.deregister(self.shared.id);
+            st.registered = false;
+        }
         st.buffer.clear();
         st.tracked.clear();
         st.protected_reads.clear();
         st.snapshot = None;
-        st.phase = phase;
     }
 }
 
@@ -714,6 +1002,16 @@ impl Drop for Transaction {
                     .filter(|key| !logged.contains(key))
                     .collect();
                 self.unlock_keys(&not_logged);
+                if st.gap_locks {
+                    self.shared.db.locks.unlock_gaps(self.shared.id);
+                    st.gap_locks = false;
+                }
+                if st.registered {
+                    // Its buffer goes with this handle: locking scans can no longer see
+                    // its uncommitted inserts (see docs/ENGINE.md).
+                    self.shared.db.writers.deregister(self.shared.id);
+                    st.registered = false;
+                }
                 self.shared.db.prepared.set_owner(&xid, self.shared.id);
             }
             Phase::Committed | Phase::RolledBack => {}
