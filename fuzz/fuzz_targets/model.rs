@@ -1,11 +1,20 @@
-//! `model`: random operations on a `riptide::Db` with tiny memtables and tables, checked
-//! against a `BTreeMap` after every operation and after every reopen.
+//! `model`: random operations on a `riptide::Db` with tiny memtables and tables, on the
+//! fault-injecting in-memory file system (`riptide::fs::FaultFs`), checked against a
+//! `BTreeMap` after every operation and after every reopen.
 //!
 //! Operations: put, delete, single delete (only where its contract holds: the key was put
 //! exactly once since it was fresh or single-deleted, and not deleted since, as in the crash
 //! test), delete range, batches mixing them, flush, compact range, snapshots (read later
-//! through the snapshot against the model's copy), scans with bounds in both directions, and
-//! close + reopen. Any error, or any difference from the model, is a bug.
+//! through the snapshot against the model's copy), scans with bounds in both directions,
+//! close + reopen, arming a fault (EIO, ENOSPC, short write, corrupted read on some kind of
+//! call and file), and a crash (everything not fsynced is lost) + reopen.
+//!
+//! Without faults, any error or any difference from the model is a bug. With faults armed:
+//! a write that fails with an I/O error may or may not be there after the next reopen (the
+//! model keeps it pending), and every later write of that session must be refused; reads
+//! may fail (`Corruption` or `Io`) but never answer wrongly; no error is `Internal` (a caught
+//! panic); after a crash every acknowledged write is there (sync mode `Full`); a reopen
+//! without faults always succeeds.
 
 #![no_main]
 
@@ -14,8 +23,11 @@ use std::ops::Bound;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use riptide::{Compression, Db, DbIterator, Options, ReadOptions, Snapshot, SyncMode, WriteBatch};
-use riptide_fuzz::temp_dir;
+use riptide::fs::{Fault, FaultFs, FaultRule, FsOp};
+use riptide::{
+    Compression, Db, DbIterator, Error, ErrorKind, Options, ReadOptions, Snapshot, SyncMode,
+    WriteBatch,
+};
 
 /// The expected contents of the database.
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -74,6 +86,54 @@ enum Op {
     DropSnapshot,
     Scan(Option<Key>, Option<Key>, bool),
     Reopen,
+    Fault(FaultSpec),
+    Crash,
+}
+
+/// A fault to arm: which calls (`op`, `file`), what happens, after how many matching calls
+/// and how many times.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+struct FaultSpec {
+    op: u8,
+    fault: u8,
+    file: u8,
+    after: u8,
+    times: u8,
+}
+
+impl FaultSpec {
+    /// The rule, and whether it can make reads fail.
+    fn rule(self) -> (FaultRule, bool) {
+        let ops = [
+            FsOp::Append,
+            FsOp::Sync,
+            FsOp::SyncDir,
+            FsOp::Create,
+            FsOp::Rename,
+            FsOp::Remove,
+            FsOp::Read,
+            FsOp::OpenRead,
+            FsOp::Metadata,
+        ];
+        let op = ops[usize::from(self.op) % ops.len()];
+        let fault = match (op, self.fault % 3) {
+            (FsOp::Append, 2) => Fault::ShortWrite,
+            (FsOp::Read, 2) => Fault::CorruptRead,
+            (_, 1) => Fault::NoSpace,
+            _ => Fault::Eio,
+        };
+        let mut rule = FaultRule::new(op, fault)
+            .after(u64::from(self.after % 32))
+            .times(1 + u64::from(self.times % 3));
+        match self.file % 4 {
+            1 => rule = rule.on_files_ending_with(".log"),
+            2 => rule = rule.on_files_ending_with(".sst"),
+            3 => rule = rule.on_files_ending_with("MANIFEST.tmp"),
+            _ => {}
+        }
+        let reads = matches!(op, FsOp::Read | FsOp::OpenRead | FsOp::Metadata);
+        (rule, reads)
+    }
 }
 
 #[derive(Arbitrary, Debug)]
@@ -100,7 +160,7 @@ enum SdState {
     Dirty,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Model {
     map: Map,
     sd: BTreeMap<Vec<u8>, SdState>,
@@ -176,8 +236,11 @@ fn add_to_batch(b: &mut WriteBatch, w: Write, v: &[u8]) {
     };
 }
 
-fn open(dir: &std::path::Path, input: &Input) -> Db {
-    let opts = Options::default()
+const DIR: &str = "/db";
+
+fn options(fs: &FaultFs, input: &Input) -> Options {
+    Options::default()
+        .file_system(fs.as_dyn())
         .write_buffer_size(4096 + usize::from(input.write_buffer) * 64)
         .block_size(256 + usize::from(input.block_size) * 4)
         .target_file_size(4096 + u64::from(input.target_file) * 64)
@@ -191,73 +254,170 @@ fn open(dir: &std::path::Path, input: &Input) -> Db {
         .young_space_bound(input.young)
         .block_cache_size(64 << 10)
         .max_open_files(16)
-        .sync_mode(SyncMode::None);
-    match Db::open(dir, opts) {
+        // Every acknowledged write must survive a crash (fsync is free in memory).
+        .sync_mode(SyncMode::Full)
+}
+
+/// Opens the database with no fault armed: that must succeed.
+fn open(fs: &FaultFs, input: &Input) -> Db {
+    fs.clear_rules();
+    match Db::open(DIR, options(fs, input)) {
         Ok(db) => db,
         Err(e) => panic!("open failed: {e}"),
     }
 }
 
+/// No error may be a caught panic.
+fn not_a_bug(e: &Error, what: &str) {
+    assert!(
+        e.kind() != ErrorKind::Internal && !e.to_string().contains("panicked"),
+        "{what}: {e}"
+    );
+}
+
+/// A read error is fine only when a fault that can break reads is armed, and only of kind
+/// `Corruption` or `Io`.
+fn read_error(e: &Error, faulty_reads: bool, what: &str) {
+    not_a_bug(e, what);
+    assert!(
+        faulty_reads && matches!(e.kind(), ErrorKind::Corruption | ErrorKind::Io),
+        "{what}: read failed: {e}"
+    );
+}
+
 /// Reads every entry of `it` between the bounds, forward or backward.
-fn collect(mut it: DbIterator, forward: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn collect(mut it: DbIterator, forward: bool) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Error> {
     let mut out = Vec::new();
-    let r = if forward {
-        it.seek_to_first()
+    if forward {
+        it.seek_to_first()?;
     } else {
-        it.seek_to_last()
-    };
-    if let Err(e) = r {
-        panic!("iterator positioning failed: {e}");
+        it.seek_to_last()?;
     }
     while it.valid() {
         out.push((it.key().to_vec(), it.value().to_vec()));
-        let r = if forward { it.next() } else { it.prev() };
-        if let Err(e) = r {
-            panic!("iterator step failed: {e}");
+        if forward {
+            it.next()?;
+        } else {
+            it.prev()?;
         }
     }
     if !forward {
         out.reverse();
     }
-    out
+    Ok(out)
 }
 
-fn check_all(db: &Db, model: &Map, snapshot: Option<&Snapshot>, what: &str) {
+fn scan(db: &Db, ro: ReadOptions<'_>, forward: bool) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Error> {
+    collect(db.iter(ro)?, forward)
+}
+
+fn check_all(db: &Db, model: &Map, snapshot: Option<&Snapshot>, faulty_reads: bool, what: &str) {
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for forward in [true, false] {
         let mut ro = ReadOptions::default();
         if let Some(s) = snapshot {
             ro = ro.snapshot(s);
         }
-        let it = match db.iter(ro) {
-            Ok(it) => it,
-            Err(e) => panic!("{what}: iter failed: {e}"),
-        };
-        let got = collect(it, forward);
-        assert!(
-            got == want,
-            "{what}: scan (forward {forward}) differs:\n got {got:?}\nwant {want:?}"
-        );
+        match scan(db, ro, forward) {
+            Ok(got) => assert!(
+                got == want,
+                "{what}: scan (forward {forward}) differs:\n got {got:?}\nwant {want:?}"
+            ),
+            Err(e) => read_error(&e, faulty_reads, what),
+        }
     }
 }
 
-fn check_key(db: &Db, model: &Map, k: &[u8], what: &str) {
+fn check_key(db: &Db, model: &Map, k: &[u8], faulty_reads: bool, what: &str) {
     match db.get(k) {
         Ok(got) => assert_eq!(got.as_ref(), model.get(k), "{what}: get({k:?})"),
-        Err(e) => panic!("{what}: get({k:?}) failed: {e}"),
+        Err(e) => read_error(&e, faulty_reads, what),
+    }
+}
+
+/// After a reopen: the database holds `model`, or `model` with the write whose outcome was
+/// unknown (`pending`: the model as it would be with it). Returns the state found.
+fn resolve(db: &Db, model: &Model, pending: Option<Model>, what: &str) -> Model {
+    let got = match scan(db, ReadOptions::default(), true) {
+        Ok(got) => got,
+        Err(e) => panic!("{what}: scan after reopen failed: {e}"),
+    };
+    let as_vec = |m: &Map| -> Vec<(Vec<u8>, Vec<u8>)> {
+        m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    if got == as_vec(&model.map) {
+        return model.clone();
+    }
+    if let Some(p) = pending {
+        if got == as_vec(&p.map) {
+            return p;
+        }
+        panic!(
+            "{what}: after reopen\n got {got:?}\nwant {:?}\n  or {:?}",
+            model.map, p.map
+        );
+    }
+    panic!("{what}: after reopen\n got {got:?}\nwant {:?}", model.map);
+}
+
+/// The state of one session (open to close or crash) as far as faults go.
+#[derive(Default)]
+struct Session {
+    /// A fault is armed (or was, this session): background work may fail.
+    faults: bool,
+    /// An armed fault can make reads fail.
+    faulty_reads: bool,
+    /// The model with the write that failed with an I/O error (outcome unknown).
+    pending: Option<Model>,
+}
+
+impl Session {
+    /// Records a write's outcome: `with` is the model including the write.
+    fn write_outcome(&mut self, r: Result<(), Error>, model: &mut Model, with: Model, what: &str) {
+        match r {
+            Ok(()) => {
+                assert!(
+                    self.pending.is_none(),
+                    "{what}: a write succeeded after one failed with an I/O error"
+                );
+                *model = with;
+            }
+            Err(e) => {
+                not_a_bug(&e, what);
+                assert!(self.faults, "{what}: failed without a fault: {e}");
+                match e.kind() {
+                    ErrorKind::Io => {
+                        assert!(
+                            self.pending.is_none(),
+                            "{what}: a second write failed with an I/O error: {e}"
+                        );
+                        self.pending = Some(with);
+                    }
+                    ErrorKind::Closed => {}
+                    _ => panic!("{what}: unexpected error: {e}"),
+                }
+            }
+        }
     }
 }
 
 fn run(input: &Input) {
-    let dir = temp_dir();
-    let mut db = open(dir.path(), input);
+    let mut fs = FaultFs::new(u64::from(input.write_buffer) << 8 | u64::from(input.block_size));
+    let mut db = open(&fs, input);
     let mut model = Model::default();
+    let mut session = Session::default();
     let mut snapshots: Vec<(Snapshot, Map)> = Vec::new();
     for (i, op) in input.ops.iter().take(64).enumerate() {
         let what = format!("op {i} {op:?}");
         match op {
             Op::Write(w) => {
-                let Some((w, v)) = model.apply(*w) else {
+                let mut with = Model {
+                    map: model.map.clone(),
+                    sd: model.sd.clone(),
+                    serial: model.serial,
+                };
+                let Some((w, v)) = with.apply(*w) else {
+                    model.serial = with.serial;
                     continue;
                 };
                 let r = match w {
@@ -269,38 +429,43 @@ fn run(input: &Input) {
                         db.delete_range(&s, &e)
                     }
                 };
-                if let Err(e) = r {
-                    panic!("{what}: failed: {e}");
-                }
+                session.write_outcome(r, &mut model, with, &what);
                 if let Write::Put(k, _) | Write::Delete(k) | Write::SingleDelete(k) = w {
-                    check_key(&db, &model.map, &k.bytes(), &what);
+                    check_key(&db, &model.map, &k.bytes(), session.faulty_reads, &what);
                 }
             }
             Op::Batch(ws) => {
+                let mut with = Model {
+                    map: model.map.clone(),
+                    sd: model.sd.clone(),
+                    serial: model.serial,
+                };
                 let mut b = WriteBatch::new();
                 for w in ws.iter().take(16) {
-                    if let Some((w, v)) = model.apply(*w) {
+                    if let Some((w, v)) = with.apply(*w) {
                         add_to_batch(&mut b, w, &v);
                     }
                 }
-                if let Err(e) = db.write(b) {
-                    panic!("{what}: failed: {e}");
-                }
+                let r = db.write(b);
+                session.write_outcome(r, &mut model, with, &what);
             }
             Op::Flush => {
                 if let Err(e) = db.flush() {
-                    panic!("{what}: failed: {e}");
+                    not_a_bug(&e, &what);
+                    assert!(session.faults, "{what}: failed: {e}");
                 }
             }
             Op::CompactAll => {
                 if let Err(e) = db.compact_range(&db.default_cf(), None) {
-                    panic!("{what}: failed: {e}");
+                    not_a_bug(&e, &what);
+                    assert!(session.faults, "{what}: failed: {e}");
                 }
             }
             Op::CompactRange(a, b) => {
                 let (s, e) = range_bounds(*a, *b);
                 if let Err(e) = db.compact_range(&db.default_cf(), Some((&s, &e))) {
-                    panic!("{what}: failed: {e}");
+                    not_a_bug(&e, &what);
+                    assert!(session.faults, "{what}: failed: {e}");
                 }
             }
             Op::Snapshot => {
@@ -323,11 +488,6 @@ fn run(input: &Input) {
                 if let Some(h) = &hi {
                     ro = ro.upper_bound(h.clone());
                 }
-                let it = match db.iter(ro) {
-                    Ok(it) => it,
-                    Err(e) => panic!("{what}: iter failed: {e}"),
-                };
-                let got = collect(it, *forward);
                 let want: Vec<(Vec<u8>, Vec<u8>)> = model
                     .map
                     .iter()
@@ -335,32 +495,53 @@ fn run(input: &Input) {
                     .filter(|(k, _)| hi.as_ref().is_none_or(|h| *k < h))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                assert!(
-                    got == want,
-                    "{what}: bounded scan differs:\n got {got:?}\nwant {want:?}"
-                );
-            }
-            Op::Reopen => {
-                snapshots.clear();
-                if let Err(e) = db.close() {
-                    panic!("{what}: close failed: {e}");
+                match scan(&db, ro, *forward) {
+                    Ok(got) => assert!(
+                        got == want,
+                        "{what}: bounded scan differs:\n got {got:?}\nwant {want:?}"
+                    ),
+                    Err(e) => read_error(&e, session.faulty_reads, &what),
                 }
-                db = open(dir.path(), input);
+            }
+            Op::Fault(spec) => {
+                let (rule, reads) = spec.rule();
+                fs.add_rule(rule);
+                session.faults = true;
+                session.faulty_reads |= reads;
+            }
+            Op::Reopen | Op::Crash => {
+                snapshots.clear();
+                if matches!(op, Op::Crash) {
+                    let crashed = fs.crash();
+                    drop(db);
+                    fs = crashed;
+                } else if let Err(e) = db.close() {
+                    not_a_bug(&e, &what);
+                    assert!(session.faults, "{what}: close failed: {e}");
+                }
+                db = open(&fs, input);
+                model = resolve(&db, &model, session.pending.take(), &what);
+                session = Session::default();
             }
         }
-        check_all(&db, &model.map, None, &what);
+        check_all(&db, &model.map, None, session.faulty_reads, &what);
         for (n, (s, m)) in snapshots.iter().enumerate() {
-            check_all(&db, m, Some(s), &format!("{what}, snapshot {n}"));
+            check_all(
+                &db,
+                m,
+                Some(s),
+                session.faulty_reads,
+                &format!("{what}, snapshot {n}"),
+            );
         }
     }
     snapshots.clear();
-    if let Err(e) = db.close() {
-        panic!("final close failed: {e}");
-    }
-    let db = open(dir.path(), input);
-    check_all(&db, &model.map, None, "after the final reopen");
+    let crashed = fs.crash();
+    drop(db);
+    let db = open(&crashed, input);
+    let model = resolve(&db, &model, session.pending.take(), "after the final crash");
     for k in model.map.keys() {
-        check_key(&db, &model.map, k, "after the final reopen");
+        check_key(&db, &model.map, k, false, "after the final crash");
     }
     if let Err(e) = db.close() {
         panic!("close after the final reopen failed: {e}");

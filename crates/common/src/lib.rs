@@ -3,11 +3,13 @@
 //! Every other Riptide crate builds on these: the [`Error`] type and its [`ErrorKind`],
 //! internal keys ([`key`]), byte encodings ([`coding`]), the checksum ([`checksum`]), the
 //! iterator protocol ([`iter`]), the merge of several iterators ([`merge`]), range tombstones
-//! ([`range_del`]) and the [`WriteBatch`] format.
+//! ([`range_del`]), the [`WriteBatch`] format and the file-system seam every file operation
+//! goes through ([`fs`]).
 
 pub mod checksum;
 pub mod coding;
 pub mod error;
+pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod kill_point;

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use riptide_common::fs::FsRef;
 use riptide_common::merge::MergingIterator;
 use riptide_common::range_del::RangeTombstone;
 use riptide_common::{BoxedIterator, Result, SeqNo};
@@ -20,6 +21,9 @@ use crate::table_handle::TableHandle;
 /// Where and how a compaction writes.
 #[derive(Debug, Clone)]
 pub struct CompactionOptions<'a> {
+    /// The file system the database lives on (`riptide_common::fs::real()` for the
+    /// operating system's).
+    pub fs: FsRef,
     /// The database directory.
     pub dir: &'a Path,
     /// Options of the output tables.
@@ -90,6 +94,7 @@ pub(crate) fn sorted(snapshots: &[SeqNo]) -> Vec<SeqNo> {
 
 /// How one merge writes: everything but the inputs and the key range.
 pub(crate) struct MergeSettings<'a> {
+    pub(crate) fs: FsRef,
     pub(crate) dir: &'a Path,
     pub(crate) table_options: &'a TableOptions,
     pub(crate) cache: Option<Arc<BlockCache>>,
@@ -146,6 +151,7 @@ pub(crate) fn merge_range(
         .collect();
     let mut merged = RangeIterator::new(MergingIterator::new(children), start.clone(), end.clone());
     let mut out = OutputTables::new(
+        s.fs.clone(),
         s.dir,
         s.table_options,
         s.cache.clone(),
@@ -190,6 +196,7 @@ pub fn compact(
     let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
     let settings = MergeSettings {
+        fs: opts.fs.clone(),
         dir: opts.dir,
         table_options: opts.table_options,
         cache: opts.cache.clone(),

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use riptide_common::fs::FsRef;
 use riptide_common::range_del::RangeTombstone;
 use riptide_common::{Result, SeqNo};
 use riptide_memtable::Memtable;
@@ -13,7 +14,7 @@ use crate::gc::{RangeDelAggregator, copy_with_gc_and_range_dels};
 use crate::output::OutputTables;
 use crate::table_handle::TableHandle;
 
-/// Writes `mem` as table `number` in `dir` and opens it. `None` if nothing is left to write
+/// Writes `mem` as table `number` in `dir` on the file system `fs` and opens it. `None` if nothing is left to write
 /// (an empty memtable, or one whose single deletes all cancelled their puts).
 ///
 /// Versions no snapshot can tell apart are dropped (see [`crate::gc`]), and so are versions
@@ -23,6 +24,7 @@ use crate::table_handle::TableHandle;
 /// still makes a table. `snapshots` are sorted here. The file and the directory are fsynced;
 /// the caller then records the file with a version edit.
 pub fn flush_memtable(
+    fs: &FsRef,
     mem: &Arc<Memtable>,
     dir: &Path,
     number: u64,
@@ -36,6 +38,7 @@ pub fn flush_memtable(
         mem,
         dir,
         FlushOutput {
+            fs: fs.clone(),
             next_number: &mut next,
             max_file_size: u64::MAX,
         },
@@ -47,8 +50,11 @@ pub fn flush_memtable(
     Ok(files.pop())
 }
 
-/// Where [`flush_memtable_coalescing`] writes: file numbers and how big a file may grow.
+/// Where [`flush_memtable_coalescing`] writes: the file system, file numbers and how big a
+/// file may grow.
 pub struct FlushOutput<'a> {
+    /// The file system the tables are written on.
+    pub fs: FsRef,
     /// Returns the number of each new table file.
     pub next_number: &'a mut dyn FnMut() -> u64,
     /// A new file is started (between two user keys) once one reaches this size;
@@ -157,10 +163,11 @@ pub fn flush_memtable_coalescing(
     }
     let mut range_dels = RangeDelAggregator::new(tombstones, &snapshots);
     let FlushOutput {
+        fs,
         next_number,
         max_file_size,
     } = output;
-    let mut out = OutputTables::new(dir, table_opts, cache, next_number, max_file_size)
+    let mut out = OutputTables::new(fs, dir, table_opts, cache, next_number, max_file_size)
         .with_range_tombstones(&range_dels.output_tombstones(false), None, None);
     let mut it = mem.iter();
     copy_with_gc_and_range_dels(&mut it, &snapshots, false, &mut range_dels, |k, v| {

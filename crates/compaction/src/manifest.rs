@@ -5,14 +5,13 @@
 //! (ignoring and removing a leftover `MANIFEST.tmp`) and checks every byte. The byte format is
 //! described in `crates/compaction/FORMAT.md`.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use riptide_common::checksum::{checksum, checksum_parts};
 use riptide_common::coding::{
     Decoder, put_length_prefixed, put_u32_le, put_u64_le, put_varint32, put_varint64,
 };
+use riptide_common::fs::{CreateMode, FileSystem};
 use riptide_common::{Error, ErrorKind, IoResultExt, Result, ResultExt};
 
 use crate::edit::{CfState, MAX_LEVELS, ManifestState};
@@ -316,10 +315,10 @@ fn decode_file(p: &mut Decoder<'_>, st: &mut ManifestState) -> Result<()> {
 
 /// Reads the manifest in `dir`. `Ok(None)` if there is none (a new database: the caller
 /// decides). A leftover `MANIFEST.tmp` from an interrupted [`store`] is removed.
-pub fn load(dir: &Path) -> Result<Option<ManifestState>> {
-    remove_quietly(&dir.join(MANIFEST_TMP_FILE_NAME));
+pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<Option<ManifestState>> {
+    remove_quietly(fs, &dir.join(MANIFEST_TMP_FILE_NAME));
     let path = manifest_path(dir);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match fs.read_all(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io_at("read", &path, e)),
@@ -330,36 +329,31 @@ pub fn load(dir: &Path) -> Result<Option<ManifestState>> {
 /// Atomically replaces the manifest in `dir` with `state`: write and fsync `MANIFEST.tmp`,
 /// rename it over `MANIFEST`, fsync the directory. On error the old manifest is still in
 /// place (unless the failure was the final directory fsync, after which either may be).
-pub fn store(dir: &Path, state: &ManifestState) -> Result<()> {
+pub fn store(fs: &dyn FileSystem, dir: &Path, state: &ManifestState) -> Result<()> {
     let bytes = encode_state(state);
     let tmp = dir.join(MANIFEST_TMP_FILE_NAME);
-    let res = write_synced(&tmp, &bytes);
+    let res = write_synced(fs, &tmp, &bytes);
     if let Err(e) = res {
         if e.kind() == ErrorKind::Io {
-            remove_quietly(&tmp);
+            remove_quietly(fs, &tmp);
         }
         return Err(e);
     }
     let path = manifest_path(dir);
     riptide_common::kill_point::kill_point("manifest.before_rename");
-    if let Err(e) = std::fs::rename(&tmp, &path) {
-        remove_quietly(&tmp);
+    if let Err(e) = fs.rename(&tmp, &path) {
+        remove_quietly(fs, &tmp);
         return Err(Error::io(
             format!("rename {} to {}", tmp.display(), path.display()),
             e,
         ));
     }
     riptide_common::kill_point::kill_point("manifest.after_rename");
-    sync_dir(dir)
+    sync_dir(fs, dir)
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .at("create", path)?;
-    f.write_all(bytes).at("write", path)?;
+fn write_synced(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Result<()> {
+    let f = fs.create(path, CreateMode::Truncate).at("create", path)?;
+    f.append(bytes).at("write", path)?;
     f.sync_all().at("fsync", path)
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use riptide_common::Result;
+use riptide_common::fs::FsRef;
 use riptide_common::key::user_key;
 use riptide_common::range_del::RangeTombstone;
 use riptide_sstable::{BlockCache, TableOptions, TableWriter};
@@ -24,6 +25,7 @@ use crate::table_handle::TableHandle;
 /// between two user keys. If it is dropped or fails before [`OutputTables::finish`], every
 /// file it made is removed.
 pub(crate) struct OutputTables<'a, F: FnMut() -> u64> {
+    fs: FsRef,
     dir: &'a Path,
     opts: &'a TableOptions,
     cache: Option<Arc<BlockCache>>,
@@ -48,6 +50,7 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
     /// An empty output for every user key; files are created on the first entry. See
     /// [`with_range_tombstones`](Self::with_range_tombstones).
     pub(crate) fn new(
+        fs: FsRef,
         dir: &'a Path,
         opts: &'a TableOptions,
         cache: Option<Arc<BlockCache>>,
@@ -59,6 +62,7 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
             active_tombstones: Vec::new(),
             file_lower: None,
             upper: None,
+            fs,
             dir,
             opts,
             cache,
@@ -112,7 +116,11 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
     fn writer(&mut self) -> Result<&mut TableWriter> {
         if self.current.is_none() {
             let number = (self.alloc_number)();
-            let w = TableWriter::create(&table_file_path(self.dir, number), self.opts.clone())?;
+            let w = TableWriter::create_in(
+                self.fs.clone(),
+                &table_file_path(self.dir, number),
+                self.opts.clone(),
+            )?;
             self.current = Some((number, w));
         }
         match &mut self.current {
@@ -179,10 +187,17 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
         self.bytes_written += meta.file_size;
         let path = table_file_path(self.dir, number);
         // Until `finish` succeeds the file is ours to delete on failure.
-        let handle = match riptide_sstable::Table::open(&path, self.cache.clone()) {
-            Ok(t) => TableHandle::new(meta, t, path),
+        let opened = riptide_sstable::Table::open_in(
+            &*self.fs,
+            &path,
+            self.cache.clone(),
+            &riptide_sstable::TableReadOptions::default(),
+            riptide_sstable::CacheId::unique(),
+        );
+        let handle = match opened {
+            Ok(t) => TableHandle::new(self.fs.clone(), meta, t, path),
             Err(e) => {
-                crate::fsutil::remove_quietly(&path);
+                crate::fsutil::remove_quietly(&*self.fs, &path);
                 return Err(e);
             }
         };
@@ -203,7 +218,7 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
         }
         self.finish_current(upper.as_deref())?;
         if !self.done.is_empty() {
-            sync_dir(self.dir)?;
+            sync_dir(&*self.fs, self.dir)?;
         }
         let done = std::mem::take(&mut self.done);
         for h in &done {

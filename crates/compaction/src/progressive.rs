@@ -88,8 +88,10 @@ pub fn progressive_cuts(job: &CompactionJob, slice_bytes: u64) -> Vec<Vec<u8>> {
 /// [`crate::VersionSet::apply_with_tables`]) before returning.
 ///
 /// Returns every new table and the job's statistics, as [`crate::run_compaction`] does.
-/// On error, slices already installed stay installed and the new files of the failed slice
-/// are removed.
+/// On error, slices already installed stay installed. The new files of a slice that failed
+/// while merging are removed; those of a slice whose `install` failed are left on disk
+/// (the manifest may name them after a failure past its rename), and the next open deletes
+/// them if the manifest does not.
 ///
 /// Each installed slice's replaced files are also removed from `job.inputs` (the job's
 /// references would otherwise keep the obsolete files on disk until the job ends); the
@@ -104,6 +106,7 @@ pub fn run_compaction_progressive(
     let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
     let settings = MergeSettings {
+        fs: opts.fs.clone(),
         dir: opts.dir,
         table_options: opts.table_options,
         cache: opts.cache.clone(),
@@ -187,12 +190,11 @@ pub fn run_compaction_progressive(
             });
         }
         drop(files);
-        if let Err(e) = install(edits, &r.new_files) {
-            for f in &r.new_files {
-                f.mark_obsolete();
-            }
-            return Err(e);
-        }
+        // On failure the slice's outputs stay on disk: if the manifest write failed after
+        // its rename (in the directory fsync), the manifest on disk may name them, and
+        // deleting them would leave it pointing at missing tables. If it does not name them,
+        // the next open deletes them as orphans.
+        install(edits, &r.new_files)?;
         // Let go of the replaced files so they are deleted now, not when the job ends.
         for (_, level_files) in &mut job.inputs {
             level_files.retain(|f| !deleted.contains(&f.number()));

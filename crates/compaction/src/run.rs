@@ -104,6 +104,7 @@ pub fn run_compaction(
     let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
     let settings = MergeSettings {
+        fs: opts.fs.clone(),
         dir: opts.dir,
         table_options: opts.table_options,
         cache: opts.cache.clone(),

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use riptide_common::fs::{FileSystem, FsRef};
 use riptide_common::{Error, InternalIterator, Result};
-use riptide_sstable::{BlockCache, Table, TableCache, TableIterator};
+use riptide_sstable::{BlockCache, CacheId, Table, TableCache, TableIterator, TableReadOptions};
 
 use crate::file_meta::{FileMeta, table_file_path};
 
@@ -26,6 +27,8 @@ enum Source {
 pub struct TableHandle {
     /// What the manifest records about the file.
     pub meta: FileMeta,
+    /// The file system the file lives on (it is deleted there).
+    fs: FsRef,
     source: Source,
     has_range_tombstones: bool,
     path: PathBuf,
@@ -43,11 +46,12 @@ impl std::fmt::Debug for TableHandle {
 }
 
 impl TableHandle {
-    /// Wraps an open table described by `meta` whose file is `path`; it stays open as long
-    /// as the handle lives.
-    pub fn new(meta: FileMeta, table: Arc<Table>, path: PathBuf) -> Self {
+    /// Wraps an open table described by `meta` whose file is `path` on `fs`; it stays open
+    /// as long as the handle lives.
+    pub fn new(fs: FsRef, meta: FileMeta, table: Arc<Table>, path: PathBuf) -> Self {
         TableHandle {
             meta,
+            fs,
             has_range_tombstones: table.has_range_tombstones(),
             source: Source::Pinned(table),
             path,
@@ -59,19 +63,37 @@ impl TableHandle {
     /// one whose size differs from `meta.file_size`, is `Corruption`; so is a damaged table.
     /// Errors name the file.
     pub fn open(dir: &Path, meta: FileMeta, cache: Option<Arc<BlockCache>>) -> Result<Self> {
-        let path = Self::checked_path(dir, &meta)?;
-        let table = Table::open(&path, cache)?;
-        Ok(Self::new(meta, table, path))
+        Self::open_in(riptide_common::fs::real(), dir, meta, cache)
+    }
+
+    /// [`Self::open`] on the file system `fs`.
+    pub fn open_in(
+        fs: FsRef,
+        dir: &Path,
+        meta: FileMeta,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Self> {
+        let path = Self::checked_path(&*fs, dir, &meta)?;
+        let table = Table::open_in(
+            &*fs,
+            &path,
+            cache,
+            &TableReadOptions::default(),
+            CacheId::unique(),
+        )?;
+        Ok(Self::new(fs, meta, table, path))
     }
 
     /// Like [`Self::open`], but the table is opened through `tables`, which keeps at most its
     /// `max_open_files` tables open and reopens evicted ones on demand ([`Self::table`]).
-    /// The file is opened (and checked) once here.
+    /// The file is opened (and checked) once here, on the table cache's file system.
     pub fn open_cached(dir: &Path, meta: FileMeta, tables: &Arc<TableCache>) -> Result<Self> {
-        let path = Self::checked_path(dir, &meta)?;
+        let fs = Arc::clone(tables.file_system());
+        let path = Self::checked_path(&*fs, dir, &meta)?;
         let table = tables.get_or_open(meta.number, &path)?;
         Ok(TableHandle {
             meta,
+            fs,
             has_range_tombstones: table.has_range_tombstones(),
             source: Source::Cached(Arc::clone(tables)),
             path,
@@ -100,14 +122,14 @@ impl TableHandle {
 
     /// The path of table `meta.number` in `dir`, after checking the file exists with the
     /// size the manifest records.
-    fn checked_path(dir: &Path, meta: &FileMeta) -> Result<PathBuf> {
+    fn checked_path(fs: &dyn FileSystem, dir: &Path, meta: &FileMeta) -> Result<PathBuf> {
         let path = table_file_path(dir, meta.number);
-        match std::fs::metadata(&path) {
-            Ok(m) if m.len() != meta.file_size => {
+        match fs.metadata(&path) {
+            Ok(m) if m.len != meta.file_size => {
                 return Err(Error::corruption(format!(
                     "table {} is {} bytes but the manifest records {}",
                     path.display(),
-                    m.len(),
+                    m.len,
                     meta.file_size
                 )));
             }
@@ -167,7 +189,7 @@ impl Drop for TableHandle {
         if let Source::Cached(c) = &self.source {
             c.evict(self.meta.number);
         }
-        match std::fs::remove_file(&self.path) {
+        match self.fs.remove_file(&self.path) {
             Ok(()) => log::debug!("deleted obsolete table {}", self.path.display()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => log::error!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use riptide_common::fs::FsRef;
 use riptide_common::{CfId, Error, IoResultExt, Result, ResultExt};
 use riptide_sstable::{BlockCache, TableCache};
 
@@ -96,6 +97,7 @@ impl Version {
 /// Not internally synchronized for changes: [`VersionSet::apply`] takes `&mut self` (the
 /// engine serializes edits under its own lock). [`VersionSet::new_file_number`] takes `&self`.
 pub struct VersionSet {
+    fs: FsRef,
     dir: PathBuf,
     cache: Option<Arc<BlockCache>>,
     /// When set, tables are opened through it (at most its `max_open_files` stay open).
@@ -141,11 +143,30 @@ impl VersionSet {
         table_cache: Option<Arc<TableCache>>,
         create_if_missing: bool,
     ) -> Result<VersionSet> {
-        let state = match manifest::load(dir)? {
+        Self::open_in(
+            riptide_common::fs::real(),
+            dir,
+            cache,
+            table_cache,
+            create_if_missing,
+        )
+    }
+
+    /// [`Self::open_with_table_cache`] on the file system `fs`: the manifest, the listing,
+    /// orphan removal and every table (`table_cache` must open tables on the same `fs`, see
+    /// `TableCache::with_file_system`) go through it.
+    pub fn open_in(
+        fs: FsRef,
+        dir: &Path,
+        cache: Option<Arc<BlockCache>>,
+        table_cache: Option<Arc<TableCache>>,
+        create_if_missing: bool,
+    ) -> Result<VersionSet> {
+        let state = match manifest::load(&*fs, dir)? {
             Some(s) => s,
             None if create_if_missing => {
                 let s = ManifestState::new_database();
-                manifest::store(dir, &s)?;
+                manifest::store(&*fs, dir, &s)?;
                 s
             }
             None => {
@@ -159,15 +180,13 @@ impl VersionSet {
 
         let mut next_number = state.next_file_number;
         let mut sst_on_disk = Vec::new();
-        for entry in std::fs::read_dir(dir).at("list directory", dir)? {
-            let entry = entry.at("list directory", dir)?;
-            let name = entry.file_name();
-            let Some((number, ext)) = name.to_str().and_then(parse_numbered_file_name) else {
+        for entry in fs.list_dir(dir).at("list directory", dir)? {
+            let Some((number, ext)) = entry.name.to_str().and_then(parse_numbered_file_name) else {
                 continue;
             };
             next_number = next_number.max(number.saturating_add(1));
             if ext == "sst" {
-                sst_on_disk.push((number, entry.path()));
+                sst_on_disk.push((number, dir.join(&entry.name)));
             }
         }
 
@@ -180,7 +199,9 @@ impl VersionSet {
                     let number = meta.number;
                     let h = match &table_cache {
                         Some(tc) => TableHandle::open_cached(dir, meta.clone(), tc),
-                        None => TableHandle::open(dir, meta.clone(), cache.clone()),
+                        None => {
+                            TableHandle::open_in(Arc::clone(&fs), dir, meta.clone(), cache.clone())
+                        }
                     }
                     .context_with(|| {
                         format!(
@@ -200,11 +221,12 @@ impl VersionSet {
         for (number, path) in sst_on_disk {
             if !live.contains(&number) {
                 log::info!("deleting orphan table {}", path.display());
-                remove_quietly(&path);
+                remove_quietly(&*fs, &path);
             }
         }
 
         Ok(VersionSet {
+            fs,
             dir: dir.to_path_buf(),
             cache,
             table_cache,
@@ -217,6 +239,11 @@ impl VersionSet {
     /// The database directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The file system the database lives on.
+    pub fn file_system(&self) -> &FsRef {
+        &self.fs
     }
 
     /// The table cache tables are opened through, if any.
@@ -308,9 +335,12 @@ impl VersionSet {
                         None => Arc::new(
                             match &self.table_cache {
                                 Some(tc) => TableHandle::open_cached(&self.dir, meta.clone(), tc),
-                                None => {
-                                    TableHandle::open(&self.dir, meta.clone(), self.cache.clone())
-                                }
+                                None => TableHandle::open_in(
+                                    Arc::clone(&self.fs),
+                                    &self.dir,
+                                    meta.clone(),
+                                    self.cache.clone(),
+                                ),
                             }
                             .context_with(|| {
                                 format!("new table {}", table_file_name(meta.number))
@@ -325,7 +355,7 @@ impl VersionSet {
         }
         let version = Arc::new(Version { cfs });
 
-        manifest::store(&self.dir, &new_state)?;
+        manifest::store(&*self.fs, &self.dir, &new_state)?;
 
         let still_live: HashSet<u64> = version.all_files().map(|h| h.number()).collect();
         for h in self.current.all_files() {

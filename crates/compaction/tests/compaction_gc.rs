@@ -26,6 +26,7 @@ fn run(
 ) -> Vec<Entry> {
     let topts = TableOptions::default();
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir,
         table_options: &topts,
         cache: None,

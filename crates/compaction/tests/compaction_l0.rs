@@ -67,6 +67,7 @@ fn l0_into_l1_end_to_end() {
         ..TableOptions::default()
     };
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: dir.path(),
         table_options: &topts,
         cache: None,
@@ -138,6 +139,7 @@ fn failed_compaction_leaves_no_files() {
     // The output number collides with an existing file: creating it fails.
     let topts = TableOptions::default();
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: dir.path(),
         table_options: &topts,
         cache: None,

@@ -27,9 +27,17 @@ fn memtable() -> Arc<Memtable> {
 fn flush_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let opts = TableOptions::default();
-    let h = flush_memtable(&memtable(), dir.path(), 7, &opts, None, &[])
-        .unwrap()
-        .unwrap();
+    let h = flush_memtable(
+        &riptide_common::fs::real(),
+        &memtable(),
+        dir.path(),
+        7,
+        &opts,
+        None,
+        &[],
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(h.number(), 7);
     assert!(h.path().ends_with("000007.sst"));
     assert!(!h.is_obsolete());
@@ -51,9 +59,17 @@ fn flush_and_read_back() {
 fn snapshots_keep_versions() {
     let dir = tempfile::tempdir().unwrap();
     let opts = TableOptions::default();
-    let h = flush_memtable(&memtable(), dir.path(), 8, &opts, None, &[4, 2])
-        .unwrap()
-        .unwrap();
+    let h = flush_memtable(
+        &riptide_common::fs::real(),
+        &memtable(),
+        dir.path(),
+        8,
+        &opts,
+        None,
+        &[4, 2],
+    )
+    .unwrap()
+    .unwrap();
     let entries = read_all(&mut h.iter());
     assert_eq!(names(&entries), ["a6P", "a4P", "a1P", "b5D", "b2P", "c3P"]);
     assert_eq!(
@@ -68,16 +84,32 @@ fn empty_or_fully_cancelled_memtable_writes_nothing() {
     let opts = TableOptions::default();
     let m = Arc::new(Memtable::new(1));
     assert!(
-        flush_memtable(&m, dir.path(), 1, &opts, None, &[])
-            .unwrap()
-            .is_none()
+        flush_memtable(
+            &riptide_common::fs::real(),
+            &m,
+            dir.path(),
+            1,
+            &opts,
+            None,
+            &[]
+        )
+        .unwrap()
+        .is_none()
     );
     m.insert(b"k", 1, ValueKind::Put, b"v");
     m.insert(b"k", 2, ValueKind::SingleDelete, b"");
     assert!(
-        flush_memtable(&m, dir.path(), 2, &opts, None, &[])
-            .unwrap()
-            .is_none()
+        flush_memtable(
+            &riptide_common::fs::real(),
+            &m,
+            dir.path(),
+            2,
+            &opts,
+            None,
+            &[]
+        )
+        .unwrap()
+        .is_none()
     );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),

@@ -32,6 +32,7 @@ fn drain(
             .map(|_| {
                 s.spawn(|| {
                     let copts = CompactionOptions {
+                        fs: riptide_common::fs::real(),
                         dir: &dir,
                         table_options: &topts,
                         cache: None,

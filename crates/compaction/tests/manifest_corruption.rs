@@ -34,7 +34,7 @@ fn every_truncation_is_corruption_with_file_and_offset() {
     let path = manifest_path(dir.path());
     for len in 0..bytes.len() {
         std::fs::write(&path, &bytes[..len]).unwrap();
-        let e = load(dir.path()).unwrap_err();
+        let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Corruption, "len {len}: {e}");
         let msg = e.to_string();
         assert!(
@@ -48,13 +48,13 @@ fn every_truncation_is_corruption_with_file_and_offset() {
 #[test]
 fn a_flipped_payload_byte_names_the_record_offset() {
     let dir = tempfile::tempdir().unwrap();
-    store(dir.path(), &state()).unwrap();
+    store(&riptide_common::fs::RealFs, dir.path(), &state()).unwrap();
     let path = manifest_path(dir.path());
     let mut bytes = std::fs::read(&path).unwrap();
     // Header is 20 bytes; the STATE record starts there; its payload starts at 20 + 5.
     bytes[20 + 5] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
-    let e = load(dir.path()).unwrap_err();
+    let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(
         e.to_string()
@@ -70,12 +70,12 @@ fn trailing_garbage_and_bad_magic_are_corruption() {
     let mut bytes = encode_state(&state());
     bytes.push(0);
     std::fs::write(&path, &bytes).unwrap();
-    let e = load(dir.path()).unwrap_err();
+    let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(e.to_string().contains("after the end record"), "{e}");
 
     std::fs::write(&path, b"hello, this is not a manifest at all").unwrap();
-    let e = load(dir.path()).unwrap_err();
+    let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(e.to_string().contains("bad magic at offset 0"), "{e}");
 }
@@ -90,13 +90,13 @@ fn unknown_version_is_refused_clearly() {
     let sum = riptide_common::checksum::checksum(&bytes[..12]);
     bytes[12..20].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
-    let e = load(dir.path()).unwrap_err();
+    let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("format version 3"), "{e}");
 
     // The same version bytes without a matching checksum are damage, not a newer format.
     bytes[8..12].copy_from_slice(&0u32.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
-    let e = load(dir.path()).unwrap_err();
+    let e = load(&riptide_common::fs::RealFs, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
 }

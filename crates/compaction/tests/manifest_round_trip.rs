@@ -58,13 +58,15 @@ fn sample_state() -> ManifestState {
 fn store_then_load_gives_the_same_state() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(
-        load(dir.path()).unwrap(),
+        load(&riptide_common::fs::RealFs, dir.path()).unwrap(),
         None,
         "no manifest means a new database"
     );
     let state = sample_state();
-    store(dir.path(), &state).unwrap();
-    let loaded = load(dir.path()).unwrap().unwrap();
+    store(&riptide_common::fs::RealFs, dir.path(), &state).unwrap();
+    let loaded = load(&riptide_common::fs::RealFs, dir.path())
+        .unwrap()
+        .unwrap();
     assert_eq!(loaded, state);
     assert_eq!(loaded.next_file_number, 100);
     assert_eq!(loaded.last_seqno, 1234);
@@ -84,8 +86,13 @@ fn store_then_load_gives_the_same_state() {
 
     // Replacing works and is deterministic.
     let next = state.apply_edits(&[VersionEdit::DropCf { id: 1 }]).unwrap();
-    store(dir.path(), &next).unwrap();
-    assert_eq!(load(dir.path()).unwrap().unwrap(), next);
+    store(&riptide_common::fs::RealFs, dir.path(), &next).unwrap();
+    assert_eq!(
+        load(&riptide_common::fs::RealFs, dir.path())
+            .unwrap()
+            .unwrap(),
+        next
+    );
     let bytes = encode_state(&next);
     assert_eq!(bytes, encode_state(&next));
     assert_eq!(

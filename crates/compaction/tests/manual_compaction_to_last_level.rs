@@ -21,6 +21,7 @@ fn drive(
     let topts = TableOptions::default();
     let dir = vs.dir().to_path_buf();
     let copts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: &dir,
         table_options: &topts,
         cache: None,

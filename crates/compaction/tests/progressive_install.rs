@@ -78,6 +78,7 @@ fn run_checked(job: &CompactionJob, dir: &std::path::Path, slice: u64) -> Vec<ut
     let mut owned = job.clone();
     let topts = TableOptions::default();
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir,
         table_options: &topts,
         cache: None,
@@ -175,6 +176,7 @@ fn big_job_installs_in_slices_with_the_same_result() {
     let progressive = run_checked(&job, dir.path(), 8192);
     let topts = TableOptions::default();
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: dir.path(),
         table_options: &topts,
         cache: None,
@@ -216,6 +218,7 @@ proptest! {
         let progressive = run_checked(&job, dir.path(), slice);
         let topts = TableOptions::default();
         let opts = CompactionOptions {
+            fs: riptide_common::fs::real(),
             dir: dir.path(),
             table_options: &topts,
             cache: None,

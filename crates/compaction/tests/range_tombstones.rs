@@ -62,9 +62,17 @@ fn flush_writes_range_tombstones_and_drops_what_they_cover() {
     mem.insert(b"a", 3, ValueKind::RangeDelete, b"c");
     mem.insert(b"b", 4, ValueKind::Put, b"b4");
     let opts = TableOptions::default();
-    let h = flush_memtable(&mem, dir.path(), 7, &opts, None, &[])
-        .unwrap()
-        .unwrap();
+    let h = flush_memtable(
+        &riptide_common::fs::real(),
+        &mem,
+        dir.path(),
+        7,
+        &opts,
+        None,
+        &[],
+    )
+    .unwrap()
+    .unwrap();
     let names = util::names(&read_tables(std::slice::from_ref(&h)));
     assert_eq!(names, ["b4P"], "a1 and b2 are covered in their stripe");
     assert_eq!(
@@ -76,18 +84,34 @@ fn flush_writes_range_tombstones_and_drops_what_they_cover() {
     assert_eq!(h.meta.largest_user_key(), b"c");
     assert_eq!((h.meta.min_seqno, h.meta.max_seqno), (3, 4));
     // A snapshot at 2 still needs a1 and b2.
-    let h = flush_memtable(&mem, dir.path(), 8, &opts, None, &[2])
-        .unwrap()
-        .unwrap();
+    let h = flush_memtable(
+        &riptide_common::fs::real(),
+        &mem,
+        dir.path(),
+        8,
+        &opts,
+        None,
+        &[2],
+    )
+    .unwrap()
+    .unwrap();
     let names = util::names(&read_tables(std::slice::from_ref(&h)));
     assert_eq!(names, ["a1P", "b4P", "b2P"]);
 
     // Only a range tombstone: still a table.
     let mem = Arc::new(Memtable::new(2));
     mem.insert(b"m", 9, ValueKind::RangeDelete, b"p");
-    let h = flush_memtable(&mem, dir.path(), 9, &opts, None, &[])
-        .unwrap()
-        .unwrap();
+    let h = flush_memtable(
+        &riptide_common::fs::real(),
+        &mem,
+        dir.path(),
+        9,
+        &opts,
+        None,
+        &[],
+    )
+    .unwrap()
+    .unwrap();
     assert_eq!(h.meta.entries, 0);
     assert_eq!(
         *h.table().unwrap().range_tombstones().unwrap(),
@@ -168,6 +192,7 @@ fn tombstones_split_between_output_files_without_overlap() {
     let next = std::sync::atomic::AtomicU64::new(100);
     for snaps in [vec![], vec![995], vec![5, 150, 1000]] {
         let opts = CompactionOptions {
+            fs: riptide_common::fs::real(),
             dir: dir.path(),
             table_options: &topts,
             cache: None,
@@ -233,6 +258,7 @@ fn bottommost_drops_tombstones_every_snapshot_sees() {
     let next = std::sync::atomic::AtomicU64::new(100);
     let run = |snaps: &[SeqNo]| {
         let opts = CompactionOptions {
+            fs: riptide_common::fs::real(),
             dir: dir.path(),
             table_options: &topts,
             cache: None,
@@ -293,6 +319,7 @@ fn subcompactions_clip_tombstones_to_their_ranges() {
     let next = std::sync::atomic::AtomicU64::new(100);
     for (snaps, bottommost) in [(vec![], false), (vec![600], false), (vec![], true)] {
         let opts = CompactionOptions {
+            fs: riptide_common::fs::real(),
             dir: dir.path(),
             table_options: &topts,
             cache: None,
@@ -343,6 +370,7 @@ fn manual_compaction_rewrites_the_last_level() {
     let topts = TableOptions::default();
     let dirp = vs.dir().to_path_buf();
     let copts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: &dirp,
         table_options: &topts,
         cache: None,

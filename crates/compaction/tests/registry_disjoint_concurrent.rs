@@ -89,6 +89,7 @@ fn concurrent_picks_are_disjoint_and_install_cleanly() {
             let (vs, reg, topts, dir) = (&vs, &reg, &topts, dir.path());
             s.spawn(move || {
                 let copts = CompactionOptions {
+                    fs: riptide_common::fs::real(),
                     dir,
                     table_options: topts,
                     cache: None,

@@ -84,6 +84,7 @@ proptest! {
         };
         let topts = TableOptions::default();
         let opts = CompactionOptions {
+            fs: riptide_common::fs::real(),
             dir: dir.path(),
             table_options: &topts,
             cache: None,
@@ -150,6 +151,7 @@ fn large_jobs_are_split() {
     );
     let topts = TableOptions::default();
     let opts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: dir.path(),
         table_options: &topts,
         cache: None,

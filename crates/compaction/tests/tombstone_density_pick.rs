@@ -31,6 +31,7 @@ fn run_and_apply(
     let topts = TableOptions::default();
     let dir = vs.dir().to_path_buf();
     let copts = CompactionOptions {
+        fs: riptide_common::fs::real(),
         dir: &dir,
         table_options: &topts,
         cache: None,

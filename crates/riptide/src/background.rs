@@ -63,18 +63,24 @@ fn guarded(db: &DbInner, what: &str, work: impl FnOnce() -> Result<()>) -> bool 
     match outcome {
         Ok(()) => true,
         Err(e) => {
-            log::error!(
-                "{what} on {} failed, database is now read-only: {e}",
-                db.path.display()
-            );
-            let mut bg = db.bg.lock();
-            if bg.error.is_none() {
-                bg.error = Some(e.with_context(what));
-            }
-            db.bg_cv.notify_all();
+            set_background_error(db, what, e);
             false
         }
     }
+}
+
+/// Makes `e`, the failure of `what`, the database's background error (if it has none yet):
+/// from then on writes fail with `Closed` saying why.
+fn set_background_error(db: &DbInner, what: &str, e: Error) {
+    log::error!(
+        "{what} on {} failed, database is now read-only: {e}",
+        db.path.display()
+    );
+    let mut bg = db.bg.lock();
+    if bg.error.is_none() {
+        bg.error = Some(e.with_context(what));
+    }
+    db.bg_cv.notify_all();
 }
 
 fn shutting_down(db: &DbInner) -> bool {
@@ -158,6 +164,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         mem,
         &db.path,
         FlushOutput {
+            fs: db.options.file_system.clone(),
             next_number: &mut next_number,
             max_file_size,
         },
@@ -355,6 +362,7 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
     let snapshots = db.snapshots.seqnos();
     let table_options = db.options.table_options();
     let opts = CompactionOptions {
+        fs: db.options.file_system.clone(),
         dir: &db.path,
         table_options: &table_options,
         cache: Some(Arc::clone(&db.cache)),
@@ -433,7 +441,20 @@ pub(crate) fn compact_range(
         };
         match step {
             ManualStep::Done => return Ok(()),
-            ManualStep::Job(mut job) => run_and_install(db, &mut job)?,
+            ManualStep::Job(mut job) => {
+                // A failed write or read of tables or of the manifest makes the database
+                // read-only, as in a background compaction: after a failed directory fsync
+                // the manifest on disk may be newer than the one in memory.
+                if let Err(e) = run_and_install(db, &mut job) {
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::Io | ErrorKind::Corruption | ErrorKind::Internal
+                    ) {
+                        set_background_error(db, "compact_range", e.clone());
+                    }
+                    return Err(e);
+                }
+            }
             ManualStep::Wait => {
                 let mut bg = db.bg.lock();
                 if let Some(e) = &bg.error {

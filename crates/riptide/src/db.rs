@@ -9,8 +9,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
+use riptide_common::fs::FileSystem;
 use riptide_common::write_batch::{BatchMarker, WriteBatch as RawBatch};
-use riptide_common::{CfId, DEFAULT_CF_ID, Error, IoResultExt, Result, SeqNo};
+use riptide_common::{CfId, DEFAULT_CF_ID, Error, ErrorKind, IoResultExt, Result, SeqNo};
 use riptide_compaction::{CompactionRegistry, VersionEdit, VersionSet};
 use riptide_memtable::Memtable;
 use riptide_sstable::BlockCache;
@@ -642,8 +643,35 @@ impl DbInner {
             .submit(batch, |group| self.commit_group(group))
     }
 
-    /// The group-commit leader's work: make room, number, log, apply, publish.
+    /// Records an I/O failure of the WAL as the background error, so that every later write
+    /// (and `check_writable`) says why the database is read-only. The WAL itself already
+    /// refuses every later append; nothing acknowledged is affected.
+    pub(crate) fn note_wal_failure(&self, e: &Error) {
+        if e.kind() != ErrorKind::Io {
+            return;
+        }
+        let mut bg = self.bg.lock();
+        if bg.error.is_none() {
+            log::error!(
+                "WAL write failed on {}, database is now read-only: {e}",
+                self.path.display()
+            );
+            bg.error = Some(e.clone().with_context("WAL write"));
+        }
+        self.bg_cv.notify_all();
+    }
+
+    /// The group-commit leader's work: make room, number, log, apply, publish. An I/O error
+    /// (the WAL's) makes the database read-only (see [`Self::note_wal_failure`]).
     fn commit_group(&self, group: &mut Vec<RawBatch>) -> Result<()> {
+        let res = self.commit_group_inner(group);
+        if let Err(e) = &res {
+            self.note_wal_failure(e);
+        }
+        res
+    }
+
+    fn commit_group_inner(&self, group: &mut Vec<RawBatch>) -> Result<()> {
         let _w = self.write_lock.lock();
         self.check_writable()?;
         // Column families are only created or dropped under `write_lock`, so this map is
@@ -851,9 +879,13 @@ impl DbInner {
             // until a flush finishes.
             self.wait_for_background(true, || cf.view().imms.len() < max)?;
         }
-        let segment = self.wal.rotate()?;
+        let segment = self
+            .wal
+            .rotate()
+            .inspect_err(|e| self.note_wal_failure(e))?;
         // Prepare records must outlive the segment they were logged in.
-        self.relog_prepared()?;
+        self.relog_prepared()
+            .inspect_err(|e| self.note_wal_failure(e))?;
         let frozen = Arc::clone(&cf.view().mem);
         cf.update_view(|v| CfView {
             cf_id: v.cf_id,
@@ -1000,9 +1032,17 @@ pub(crate) fn iter_at(
 }
 
 /// Creates `path` if allowed, or says it is missing.
-pub(crate) fn prepare_dir(path: &Path, create_if_missing: bool) -> Result<()> {
-    if path.is_dir() {
-        return Ok(());
+pub(crate) fn prepare_dir(fs: &dyn FileSystem, path: &Path, create_if_missing: bool) -> Result<()> {
+    match fs.metadata(path) {
+        Ok(m) if m.is_dir => return Ok(()),
+        Ok(_) => {
+            return Err(Error::invalid_argument(format!(
+                "database path {} exists and is not a directory",
+                path.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io_at("stat database directory", path, e)),
     }
     if !create_if_missing {
         return Err(Error::not_found(format!(
@@ -1010,5 +1050,6 @@ pub(crate) fn prepare_dir(path: &Path, create_if_missing: bool) -> Result<()> {
             path.display()
         )));
     }
-    std::fs::create_dir_all(path).at("create database directory", path)
+    fs.create_dir_all(path)
+        .at("create database directory", path)
 }

@@ -56,6 +56,9 @@ pub use cf::{ColumnFamily, KeyVersion};
 pub use db::{DEFAULT_CF_NAME, Db};
 pub use iterator::DbIterator;
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
+/// The file-system seam ([`Options::file_system`]): the traits a file system implements and
+/// the real one.
+pub use riptide_common::fs;
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;

@@ -1,38 +1,30 @@
 //! The directory lock that keeps two processes (or two `Db`s) off one database.
 
-use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-use riptide_common::{Error, IoResultExt, Result};
-use std::fs::TryLockError;
+use riptide_common::fs::{FileLock, FileSystem};
+use riptide_common::{Error, Result};
 
 /// Name of the lock file inside the database directory.
 pub(crate) const LOCK_FILE: &str = "LOCK";
 
-/// An exclusive advisory lock (`flock`) on `<dir>/LOCK`, held until dropped.
+/// An exclusive lock on `<dir>/LOCK` (`flock` on the real file system), held until dropped.
 #[derive(Debug)]
 pub(crate) struct DirLock {
-    _file: File,
+    _lock: Box<dyn FileLock>,
 }
 
 impl DirLock {
-    pub(crate) fn acquire(dir: &Path) -> Result<DirLock> {
+    pub(crate) fn acquire(fs: &dyn FileSystem, dir: &Path) -> Result<DirLock> {
         let path = dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .at("open lock file", &path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(DirLock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(Error::busy(format!(
+        match fs.lock_file(&path) {
+            Ok(lock) => Ok(DirLock { _lock: lock }),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(Error::busy(format!(
                 "database {} is already open in this or another process (lock {} is held)",
                 dir.display(),
                 path.display()
             ))),
-            Err(TryLockError::Error(e)) => Err(Error::io_at("lock", &path, e)),
+            Err(e) => Err(Error::io_at("open and lock", &path, e)),
         }
     }
 }

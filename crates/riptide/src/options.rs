@@ -3,6 +3,8 @@
 pub use riptide_sstable::Compression;
 pub use riptide_wal::{RecoveryMode, SyncMode};
 
+use riptide_common::fs::FsRef;
+
 use crate::snapshot::Snapshot;
 
 /// How a database is opened and tuned. Build with [`Options::default`] and the setters.
@@ -42,6 +44,7 @@ pub struct Options {
     pub(crate) memtable_scan_flush_trigger: u64,
     pub(crate) max_compaction_bytes: Option<u64>,
     pub(crate) max_open_files: usize,
+    pub(crate) file_system: FsRef,
 }
 
 /// With [`Options::young_space_bound`], the largest share of a column family's table bytes
@@ -83,6 +86,7 @@ impl Default for Options {
             memtable_scan_flush_trigger: 20_000,
             max_compaction_bytes: None,
             max_open_files: 512,
+            file_system: riptide_common::fs::real(),
         }
     }
 }
@@ -353,6 +357,16 @@ impl Options {
     /// limit (RocksDB `max_open_files`, default unlimited there). Minimum 2.
     pub fn max_open_files(mut self, n: usize) -> Self {
         self.max_open_files = n.max(2);
+        self
+    }
+
+    /// The file system every file of the database is read and written through: the WAL,
+    /// tables, the manifest, the directory lock. Default: the operating system's
+    /// ([`RealFs`](crate::fs::RealFs), over `std::fs`). Tests pass a fault-injecting one
+    /// (`riptide_common::fs::FaultFs`, cargo feature `fault-injection`). RocksDB `Env` /
+    /// `FileSystem` in `DBOptions::env`.
+    pub fn file_system(mut self, fs: FsRef) -> Self {
+        self.file_system = fs;
         self
     }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use riptide_common::write_batch::WriteBatch as RawBatch;
-use riptide_common::{CfId, DEFAULT_CF_ID, Error, Result, ResultExt, SeqNo};
+use riptide_common::{CfId, DEFAULT_CF_ID, Error, IoResultExt, Result, ResultExt, SeqNo};
 use riptide_compaction::{VersionEdit, VersionSet, flush_memtable, manifest_path};
 use riptide_memtable::Memtable;
 use riptide_sstable::{BlockCache, TableCache, TableReadOptions};
@@ -25,9 +25,11 @@ use crate::transaction::two_phase::{RecoveredPrepared, replay_marker};
 
 /// Opens the database in `path` and recovers it. See the module doc.
 pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
-    prepare_dir(path, options.create_if_missing)?;
-    let lock = DirLock::acquire(path)?;
-    let existed = manifest_path(path).exists();
+    let fs = options.file_system.clone();
+    prepare_dir(&*fs, path, options.create_if_missing)?;
+    let lock = DirLock::acquire(&*fs, path)?;
+    let manifest = manifest_path(path);
+    let existed = fs.exists(&manifest).at("stat", &manifest)?;
     if existed && options.error_if_exists {
         return Err(Error::invalid_argument(format!(
             "database {} already exists (error_if_exists is on)",
@@ -41,14 +43,22 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
         )));
     }
     let cache = Arc::new(BlockCache::new(options.block_cache_size));
-    let table_cache = Arc::new(TableCache::new(
-        options.max_open_files,
+    let table_cache = Arc::new(
+        TableCache::new(
+            options.max_open_files,
+            Some(Arc::clone(&cache)),
+            TableReadOptions::default(),
+        )
+        .with_file_system(Arc::clone(&fs)),
+    );
+    let mut versions = VersionSet::open_in(
+        Arc::clone(&fs),
+        path,
         Some(Arc::clone(&cache)),
-        TableReadOptions::default(),
-    ));
-    let mut versions =
-        VersionSet::open_with_table_cache(path, Some(Arc::clone(&cache)), Some(table_cache), true)
-            .context_with(|| format!("open database {}", path.display()))?;
+        Some(table_cache),
+        true,
+    )
+    .context_with(|| format!("open database {}", path.display()))?;
 
     let state = versions.state().clone();
     let log_numbers: HashMap<CfId, u64> = state
@@ -60,27 +70,34 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
     let mut recovered: BTreeMap<CfId, Arc<Memtable>> = BTreeMap::new();
     let mut last_seqno: SeqNo = state.last_seqno;
     let mut prepared = RecoveredPrepared::new();
-    let (wal, report) = Wal::open(path, options.wal_options(), min_log, |segment, payload| {
-        let batch = RawBatch::from_data(payload.to_vec())?;
-        if replay_marker(&batch, &mut prepared)? {
-            // Prepared, not committed: not applied (see `transaction::two_phase`).
-            return Ok(());
-        }
-        for (seqno, entry) in (batch.seqno()..).zip(batch.iter()) {
-            let entry = entry?;
-            if log_numbers
-                .get(&entry.cf)
-                .is_some_and(|&log| segment >= log)
-            {
-                recovered
-                    .entry(entry.cf)
-                    .or_insert_with(|| Arc::new(Memtable::new(segment)))
-                    .insert(entry.key, seqno, entry.kind, entry.value);
+    let wal_fs = Arc::clone(&fs);
+    let (wal, report) = Wal::open_in(
+        wal_fs,
+        path,
+        options.wal_options(),
+        min_log,
+        |segment, payload| {
+            let batch = RawBatch::from_data(payload.to_vec())?;
+            if replay_marker(&batch, &mut prepared)? {
+                // Prepared, not committed: not applied (see `transaction::two_phase`).
+                return Ok(());
             }
-            last_seqno = last_seqno.max(seqno);
-        }
-        Ok(())
-    })?;
+            for (seqno, entry) in (batch.seqno()..).zip(batch.iter()) {
+                let entry = entry?;
+                if log_numbers
+                    .get(&entry.cf)
+                    .is_some_and(|&log| segment >= log)
+                {
+                    recovered
+                        .entry(entry.cf)
+                        .or_insert_with(|| Arc::new(Memtable::new(segment)))
+                        .insert(entry.key, seqno, entry.kind, entry.value);
+                }
+                last_seqno = last_seqno.max(seqno);
+            }
+            Ok(())
+        },
+    )?;
     if let Some((file, offset)) = &report.tail_truncated {
         log::warn!(
             "WAL {} had a torn tail at offset {offset}; recovered up to it",
@@ -97,6 +114,7 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
     for (cf, mem) in &recovered {
         let number = versions.new_file_number();
         let table = flush_memtable(
+            &fs,
             mem,
             path,
             number,

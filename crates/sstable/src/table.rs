@@ -10,14 +10,13 @@
 //! a read never does I/O for them and a table without any costs one branch.
 
 use std::cell::Cell;
-use std::fs::File;
 use std::ops::Deref;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::checksum::checksum;
+use riptide_common::fs::{FileSystem, RandomAccessFile, RealFs};
 use riptide_common::key::{MAX_SEQNO, compare_internal_keys, parse_internal_key};
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{Error, IoResultExt, Result, SeqNo, ValueKind};
@@ -156,7 +155,7 @@ fn encode_seek_key(buf: &mut Vec<u8>, user_key: &[u8], snapshot: SeqNo) {
 pub struct Table {
     id: CacheId,
     path: PathBuf,
-    file: File,
+    file: Box<dyn RandomAccessFile>,
     file_size: u64,
     /// Data blocks live in `[0, data_end)` (the filter block starts at `data_end`).
     data_end: u64,
@@ -235,20 +234,33 @@ impl Table {
         opts: &TableReadOptions,
         id: CacheId,
     ) -> Result<Arc<Table>> {
-        Self::open_counted(path, cache, opts, id, None)
+        Self::open_counted(&RealFs, path, cache, opts, id, None)
+    }
+
+    /// [`open_with_id`](Self::open_with_id) on the file system `fs`: the file is opened and
+    /// every later read of this table goes through it.
+    pub fn open_in(
+        fs: &dyn FileSystem,
+        path: &Path,
+        cache: Option<Arc<BlockCache>>,
+        opts: &TableReadOptions,
+        id: CacheId,
+    ) -> Result<Arc<Table>> {
+        Self::open_counted(fs, path, cache, opts, id, None)
     }
 
     /// [`open_with_id`](Self::open_with_id) that increments `open_counter` on success and
     /// decrements it when the table drops.
     pub(crate) fn open_counted(
+        fs: &dyn FileSystem,
         path: &Path,
         cache: Option<Arc<BlockCache>>,
         opts: &TableReadOptions,
         id: CacheId,
         open_counter: Option<Arc<AtomicU64>>,
     ) -> Result<Arc<Table>> {
-        let file = File::open(path).at("open table", path)?;
-        let file_size = file.metadata().at("stat table", path)?.len();
+        let file = fs.open_read(path).at("open table", path)?;
+        let file_size = file.len().at("stat table", path)?;
         let ctx = || format!("table {}", path.display());
         if file_size < MIN_FOOTER_LEN as u64 {
             return Err(Error::corruption(format!(

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use riptide_common::Result;
+use riptide_common::fs::FsRef;
 
 use crate::cache::{BlockCache, CacheId};
 use crate::options::TableReadOptions;
@@ -98,6 +99,7 @@ impl Shard {
 /// Open tables keyed by file number, at most `max_open_files` of them, least recently used
 /// dropped first. Thread-safe; a lookup locks one shard only.
 pub struct TableCache {
+    fs: FsRef,
     shards: Box<[Mutex<Shard>]>,
     open_locks: Box<[Mutex<()>]>,
     block_cache: Option<Arc<BlockCache>>,
@@ -148,6 +150,7 @@ impl TableCache {
             })
             .collect();
         TableCache {
+            fs: riptide_common::fs::real(),
             shards,
             open_locks: (0..OPEN_LOCKS).map(|_| Mutex::new(())).collect(),
             block_cache,
@@ -161,6 +164,17 @@ impl TableCache {
             removals: AtomicU64::new(0),
             live: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// This cache, opening its tables on the file system `fs` (the real one by default).
+    pub fn with_file_system(mut self, fs: FsRef) -> Self {
+        self.fs = fs;
+        self
+    }
+
+    /// The file system tables are opened on.
+    pub fn file_system(&self) -> &FsRef {
+        &self.fs
     }
 
     #[inline]
@@ -192,6 +206,7 @@ impl TableCache {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let t = Table::open_counted(
+            &*self.fs,
             path,
             self.block_cache.clone(),
             &self.read_opts,

@@ -1,11 +1,11 @@
 //! Writing a table.
 
 use std::cmp::Ordering;
-use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use riptide_common::checksum::checksum_parts;
+use riptide_common::fs::{AppendWriter, CreateMode, FsRef};
 use riptide_common::key::{
     MAX_SEQNO, compare_internal_keys, internal_key, parse_internal_key, user_key,
 };
@@ -24,7 +24,7 @@ pub const MAX_ENTRY_SIZE: usize = 1 << 30;
 
 /// Where blocks go: the file, its current length and the compressor.
 struct BlockSink {
-    file: BufWriter<File>,
+    file: BufWriter<AppendWriter>,
     offset: u64,
     compressor: BlockCompressor,
     scratch: Vec<u8>,
@@ -65,6 +65,7 @@ impl BlockSink {
 /// [`finish`](Self::finish) completes and syncs the file.
 /// Dropping a writer without `finish` or [`abandon`](Self::abandon) leaves a partial file.
 pub struct TableWriter {
+    fs: FsRef,
     path: PathBuf,
     opts: TableOptions,
     sink: BlockSink,
@@ -108,19 +109,22 @@ fn separator(a: &[u8], b: &[u8]) -> Vec<u8> {
 }
 
 impl TableWriter {
-    /// Creates `path` (which must not exist) for a new table.
+    /// Creates `path` (which must not exist) for a new table, on the real file system.
     pub fn create(path: &Path, opts: TableOptions) -> Result<Self> {
+        Self::create_in(riptide_common::fs::real(), path, opts)
+    }
+
+    /// Creates `path` (which must not exist) for a new table on the file system `fs`
+    /// (which also removes the file if the writer fails or is abandoned).
+    pub fn create_in(fs: FsRef, path: &Path, opts: TableOptions) -> Result<Self> {
         opts.validate()?;
         let compressor = BlockCompressor::new(opts.compression)?;
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .at("create table", path)?;
+        let file = fs.create(path, CreateMode::New).at("create table", path)?;
         Ok(TableWriter {
+            fs,
             path: path.to_path_buf(),
             sink: BlockSink {
-                file: BufWriter::with_capacity(256 << 10, file),
+                file: BufWriter::with_capacity(256 << 10, AppendWriter(file)),
                 offset: 0,
                 compressor,
                 scratch: Vec::new(),
@@ -312,9 +316,11 @@ impl TableWriter {
         match self.finish_inner() {
             Ok(p) => Ok(p),
             Err(e) => {
-                let path = self.path.clone();
+                let (fs, path) = (self.fs.clone(), self.path.clone());
                 drop(self);
-                let _ = std::fs::remove_file(&path);
+                // Best effort: the error that matters is `e`; a leftover file is an orphan
+                // that the next open deletes.
+                let _ = fs.remove_file(&path);
                 Err(e)
             }
         }
@@ -387,6 +393,7 @@ impl TableWriter {
         self.sink
             .file
             .get_ref()
+            .0
             .sync_all()
             .at("fsync table", &path)?;
         self.props.file_size = self.sink.offset;
@@ -414,10 +421,10 @@ impl TableWriter {
 
     /// Stops writing and removes the file.
     pub fn abandon(self) -> Result<()> {
-        let path = self.path.clone();
+        let (fs, path) = (self.fs.clone(), self.path.clone());
         let (file, _unwritten) = self.sink.file.into_parts();
         drop(file);
-        std::fs::remove_file(&path).at("remove abandoned table", &path)
+        fs.remove_file(&path).at("remove abandoned table", &path)
     }
 }
 

@@ -1,9 +1,9 @@
 //! Replay of the segments found at open, and recovery from damage per [`RecoveryMode`].
 
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use riptide_common::fs::{FileSystem, ReadAtCursor};
 use riptide_common::{Error, IoResultExt, Result};
 
 use crate::format::{
@@ -55,12 +55,13 @@ pub(crate) type RecordFn<'a> = dyn FnMut(u64, &[u8]) -> Result<()> + 'a;
 
 /// Replays every segment in `dir` numbered `>= min_segment`, applying `mode` to damage.
 pub(crate) fn replay(
+    fs: &dyn FileSystem,
     dir: &Path,
     mode: RecoveryMode,
     min_segment: u64,
     f: &mut RecordFn<'_>,
 ) -> Result<Replayed> {
-    let all = list_segments(dir)?;
+    let all = list_segments(fs, dir)?;
     let todo: Vec<&(u64, PathBuf)> = all.iter().filter(|(n, _)| *n >= min_segment).collect();
     let mut report = ReplayReport::default();
     // PointInTime: (index in `todo` of the first segment to set aside, why replay stopped).
@@ -87,7 +88,7 @@ pub(crate) fn replay(
         }
         prev = Some(n);
         let is_last = i + 1 == todo.len();
-        let Some(damage) = scan_segment(path, n, f, &mut report)? else {
+        let Some(damage) = scan_segment(fs, path, n, f, &mut report)? else {
             report.segments_replayed.push(n);
             continue;
         };
@@ -106,11 +107,11 @@ pub(crate) fn replay(
                                 "{what}; it is not the last segment, so this is not a torn tail"
                             )));
                         }
-                        if !header_is_torn(path, n)? {
+                        if !header_is_torn(fs, path, n)? {
                             return Err(Error::corruption(what));
                         }
                         log::warn!("{what}: torn segment creation, rewriting an empty header");
-                        rewrite_header(path, n)?;
+                        rewrite_header(fs, path, n)?;
                         report.tail_truncated = Some((path.clone(), 0));
                         report.segments_replayed.push(n);
                     }
@@ -124,7 +125,7 @@ pub(crate) fn replay(
                 match mode {
                     RecoveryMode::AbsoluteConsistency => return Err(Error::corruption(what)),
                     RecoveryMode::PointInTime => {
-                        truncate(path, offset)?;
+                        truncate(fs, path, offset)?;
                         report.tail_truncated = Some((path.clone(), offset));
                         report.segments_replayed.push(n);
                         stop = Some((
@@ -140,7 +141,7 @@ pub(crate) fn replay(
                                  when rotated), so this is not a torn tail"
                             )));
                         }
-                        let rest = read_from(path, offset)?;
+                        let rest = read_from(fs, path, offset)?;
                         match find_intact_record(&rest, 1, TAIL_SCAN_BUDGET) {
                             TailScan::NotFound => {}
                             TailScan::Found(o) => {
@@ -160,7 +161,7 @@ pub(crate) fn replay(
                             }
                         }
                         log::warn!("{what}: torn tail, truncating the segment to {offset} bytes");
-                        truncate(path, offset)?;
+                        truncate(fs, path, offset)?;
                         report.tail_truncated = Some((path.clone(), offset));
                         report.segments_replayed.push(n);
                     }
@@ -173,11 +174,11 @@ pub(crate) fn replay(
     if let Some((from, why)) = stop {
         let mut moved = Vec::new();
         for &(n, path) in todo.iter().skip(from) {
-            moved.push(set_aside(path)?.display().to_string());
+            moved.push(set_aside(fs, path)?.display().to_string());
             set_aside_nums.push(*n);
         }
         if !moved.is_empty() {
-            sync_dir(dir)?;
+            sync_dir(fs, dir)?;
         }
         let why = if moved.is_empty() {
             why
@@ -209,14 +210,15 @@ pub(crate) fn replay(
 /// Replays the records of one segment. Returns the first damage found, if any; every
 /// record before it was handed to `f`.
 fn scan_segment(
+    fs: &dyn FileSystem,
     path: &Path,
     number: u64,
     f: &mut RecordFn<'_>,
     report: &mut ReplayReport,
 ) -> Result<Option<Damage>> {
-    let file = File::open(path).at("open WAL segment", path)?;
-    let len = file.metadata().at("stat WAL segment", path)?.len();
-    let mut r = BufReader::with_capacity(256 << 10, file);
+    let file = fs.open_read(path).at("open WAL segment", path)?;
+    let len = file.len().at("stat WAL segment", path)?;
+    let mut r = BufReader::with_capacity(256 << 10, ReadAtCursor::new(file, 0, len));
 
     let header_len = len.min(SEGMENT_HEADER_LEN as u64) as usize;
     let mut header = vec![0u8; header_len];
@@ -301,8 +303,8 @@ fn scan_segment(
 
 /// True when a damaged header of segment `n` is a torn segment creation: the file holds a
 /// strict prefix of the header that would have been written, or nothing but zeros.
-fn header_is_torn(path: &Path, n: u64) -> Result<bool> {
-    let bytes = read_from(path, 0)?;
+fn header_is_torn(fs: &dyn FileSystem, path: &Path, n: u64) -> Result<bool> {
+    let bytes = read_from(fs, path, 0)?;
     let expected = encode_segment_header(n);
     Ok(bytes.iter().all(|&b| b == 0)
         || (bytes.len() < expected.len() && expected.starts_with(&bytes)))

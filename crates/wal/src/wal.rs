@@ -1,10 +1,10 @@
 //! [`Wal`]: open with replay, append, sync, rotate, remove obsolete segments, close.
 
-use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use riptide_common::fs::FsRef;
 use riptide_common::{Error, IoResultExt, Result};
 
 use crate::options::{SyncMode, WalOptions};
@@ -45,6 +45,18 @@ impl Wal {
         dir: &Path,
         opts: WalOptions,
         min_segment: u64,
+        f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<(Wal, ReplayReport)> {
+        Self::open_in(riptide_common::fs::real(), dir, opts, min_segment, f)
+    }
+
+    /// [`Wal::open`] on the file system `fs`: every file operation of this WAL (replay,
+    /// appends, syncs, rotations, removals) goes through it.
+    pub fn open_in(
+        fs: FsRef,
+        dir: &Path,
+        opts: WalOptions,
+        min_segment: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
         if let SyncMode::Interval(d) = opts.sync_mode
@@ -54,13 +66,14 @@ impl Wal {
                 "SyncMode::Interval needs a non-zero period (use SyncMode::Full to sync every append)",
             ));
         }
-        fs::create_dir_all(dir).at("create WAL directory", dir)?;
+        fs.create_dir_all(dir).at("create WAL directory", dir)?;
         let Replayed {
             report,
             next_segment,
-        } = replay(dir, opts.recovery_mode, min_segment, &mut f)?;
-        let (file, path) = create_segment(dir, next_segment)?;
+        } = replay(&*fs, dir, opts.recovery_mode, min_segment, &mut f)?;
+        let (file, path) = create_segment(&*fs, dir, next_segment)?;
         let writer = Arc::new(Writer::new(
+            fs,
             dir.to_path_buf(),
             opts.sync_mode,
             next_segment,

@@ -3,13 +3,13 @@
 //! One mutex guards the state. `append` and `rotate` hold it while they write; `sync`
 //! releases it during `fdatasync` so that a background sync does not stall appends.
 
-use std::fs::{self, File};
-use std::io::{ErrorKind as IoErrorKind, Write};
+use std::io::ErrorKind as IoErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
+use riptide_common::fs::{FsRef, WritableFile};
 use riptide_common::{Error, IoResultExt, Result};
 
 use crate::format::{MAX_PAYLOAD_LEN, SEGMENT_HEADER_LEN, encode_record};
@@ -33,7 +33,7 @@ pub struct WalStats {
 /// The mutable state behind the writer's mutex.
 struct State {
     /// The open current segment; `None` once closed.
-    file: Option<Arc<File>>,
+    file: Option<Arc<dyn WritableFile>>,
     /// Number of the current segment.
     segment: u64,
     /// Path of the current segment.
@@ -52,6 +52,7 @@ struct State {
 
 /// The append side of the WAL, shared with the background sync thread.
 pub(crate) struct Writer {
+    fs: FsRef,
     dir: PathBuf,
     sync_mode: SyncMode,
     state: Mutex<State>,
@@ -64,17 +65,19 @@ pub(crate) struct Writer {
 impl Writer {
     /// A writer appending to `file`, the freshly created segment `segment` at `path`.
     pub(crate) fn new(
+        fs: FsRef,
         dir: PathBuf,
         sync_mode: SyncMode,
         segment: u64,
-        file: File,
+        file: Arc<dyn WritableFile>,
         path: PathBuf,
     ) -> Self {
         Writer {
+            fs,
             dir,
             sync_mode,
             state: Mutex::new(State {
-                file: Some(Arc::new(file)),
+                file: Some(file),
                 segment,
                 path,
                 offset: SEGMENT_HEADER_LEN as u64,
@@ -113,7 +116,7 @@ impl Writer {
     }
 
     /// The current segment file, or the refusal error.
-    fn writable(&self, st: &State) -> Result<Arc<File>> {
+    fn writable(&self, st: &State) -> Result<Arc<dyn WritableFile>> {
         self.refuse(st)?;
         st.file
             .clone()
@@ -140,7 +143,7 @@ impl Writer {
         let len = record.len() as u64;
         let mut st = self.state.lock();
         let file = self.writable(&st)?;
-        if let Err(e) = (&*file).write_all(&record) {
+        if let Err(e) = file.append(&record) {
             let err = Error::io(
                 format!(
                     "append a {len}-byte record at offset {} of WAL segment {}",
@@ -212,9 +215,9 @@ impl Writer {
         let next = st.segment.checked_add(1).ok_or_else(|| {
             Error::invalid_argument(format!("WAL segment number {} is the maximum", st.segment))
         })?;
-        match create_segment(&self.dir, next) {
+        match create_segment(&*self.fs, &self.dir, next) {
             Ok((file, path)) => {
-                st.file = Some(Arc::new(file));
+                st.file = Some(file);
                 st.segment = next;
                 st.path = path;
                 st.offset = SEGMENT_HEADER_LEN as u64;
@@ -245,18 +248,18 @@ impl Writer {
         // even if a rotation happens while we delete.
         let limit = n.min(current);
         let mut removed = 0;
-        for (num, path) in list_segments(&self.dir)? {
+        for (num, path) in list_segments(&*self.fs, &self.dir)? {
             if num >= limit {
                 break;
             }
-            match fs::remove_file(&path) {
+            match self.fs.remove_file(&path) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == IoErrorKind::NotFound => {}
                 Err(e) => return Err(Error::io_at("remove WAL segment", &path, e)),
             }
         }
         if removed > 0 {
-            sync_dir(&self.dir)?;
+            sync_dir(&*self.fs, &self.dir)?;
         }
         Ok(removed)
     }
@@ -300,18 +303,28 @@ impl Writer {
 mod tests {
     use super::*;
     use riptide_common::ErrorKind;
+    use riptide_common::fs::{Fault, FaultFs, FaultRule, FileSystem, FsOp};
 
-    /// A writer whose segment handle is read-only, so every write fails.
-    fn failing_writer(dir: &Path) -> Writer {
-        let (_, path) = create_segment(dir, 1).unwrap();
-        let read_only = File::open(&path).unwrap();
-        Writer::new(dir.to_path_buf(), SyncMode::None, 1, read_only, path)
+    /// A writer on a file system that fails every append.
+    fn failing_writer(fs: &FaultFs, dir: &Path) -> Writer {
+        fs.create_dir_all(dir).unwrap();
+        let (file, path) = create_segment(fs, dir, 1).unwrap();
+        fs.add_rule(FaultRule::new(FsOp::Append, Fault::Eio));
+        Writer::new(
+            fs.as_dyn(),
+            dir.to_path_buf(),
+            SyncMode::None,
+            1,
+            file,
+            path,
+        )
     }
 
     #[test]
     fn a_failed_write_poisons_the_wal() {
-        let tmp = tempfile::tempdir().unwrap();
-        let w = failing_writer(tmp.path());
+        let fs = FaultFs::new(1);
+        let dir = Path::new("/wal");
+        let w = failing_writer(&fs, dir);
         let e = w.append(b"doomed").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Io);
         let msg = e.to_string();
@@ -334,6 +347,6 @@ mod tests {
         assert_eq!(w.close().unwrap_err().kind(), ErrorKind::Closed);
         w.close().unwrap();
         // The rotation was refused: no new segment.
-        assert!(!tmp.path().join("000002.log").exists());
+        assert!(!fs.exists(&dir.join("000002.log")).unwrap());
     }
 }

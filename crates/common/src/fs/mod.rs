@@ -1,0 +1,365 @@
+//! The file-system seam: every file operation of the engine goes through a [`FileSystem`].
+//!
+//! [`RealFs`] is the production implementation over `std::fs` (positional reads with
+//! `pread`, appends with `O_APPEND` and one `write()` per call, `fdatasync`/`fsync`, `fsync`
+//! of directories, `flock` for the directory lock). With the `fault-injection` cargo feature,
+//! [`FaultFs`] is an in-memory file system for tests that can fail any call and simulate a
+//! crash that loses everything not yet fsynced.
+//!
+//! The traits speak `std::io::Result`, so callers keep adding their own context (what was
+//! done, to which file, at which offset) with [`crate::IoResultExt::at`]. A method that
+//! does not find its file returns an error of kind [`std::io::ErrorKind::NotFound`]; one
+//! whose target exists where it must not, [`std::io::ErrorKind::AlreadyExists`]; a lock held
+//! elsewhere, [`std::io::ErrorKind::WouldBlock`].
+
+use std::ffi::OsString;
+use std::fmt::Debug;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+#[cfg(feature = "fault-injection")]
+mod fault;
+#[cfg(feature = "fault-injection")]
+pub use fault::{Fault, FaultFs, FaultRule, FsOp};
+
+/// A file open for appending (a WAL segment, a table being written, a manifest).
+///
+/// Methods take `&self` so that one thread may sync while another appends (the WAL does).
+pub trait WritableFile: Send + Sync + Debug {
+    /// Appends all of `data` at the end of the file. On error some prefix of `data` may have
+    /// been written (a short write).
+    fn append(&self, data: &[u8]) -> io::Result<()>;
+    /// Makes the file's data durable (`fdatasync`).
+    fn sync_data(&self) -> io::Result<()>;
+    /// Makes the file's data and metadata durable (`fsync`).
+    fn sync_all(&self) -> io::Result<()>;
+}
+
+/// A file open for positional reads (a table, a WAL segment during replay).
+pub trait RandomAccessFile: Send + Sync + Debug {
+    /// Fills `buf` with the bytes at `offset`; an error of kind `UnexpectedEof` if the file
+    /// ends first. Reads nothing else and allocates nothing.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// The file's length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// True when the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+/// A held lock on a file, released when dropped.
+pub trait FileLock: Send + Sync + Debug {}
+
+/// How [`FileSystem::create`] treats an existing file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateMode {
+    /// The file must not exist (`O_CREAT | O_EXCL`): an `AlreadyExists` error if it does.
+    New,
+    /// An existing file is emptied first (`O_CREAT | O_TRUNC`).
+    Truncate,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The file name (not the path).
+    pub name: OsString,
+    /// True for a regular file.
+    pub is_file: bool,
+}
+
+/// What [`FileSystem::metadata`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metadata {
+    /// Length in bytes (0 for a directory).
+    pub len: u64,
+    /// True for a directory.
+    pub is_dir: bool,
+}
+
+/// Every file operation the engine performs. Implementations must be `Send + Sync`: the
+/// engine calls them from its writer, flush and compaction threads at once.
+pub trait FileSystem: Send + Sync + Debug {
+    /// Creates `path` for appending, per `mode`.
+    fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens the existing file `path` for positional reads.
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>>;
+    /// Cuts (or extends with zeros) the existing file `path` to `len` bytes and fsyncs it.
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
+    /// Renames `from` to `to`, replacing `to` if it exists. Durable once the directory is
+    /// synced.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes the file `path`. Durable once the directory is synced.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// The entries of directory `dir`, in no particular order.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>>;
+    /// Creates directory `dir` and its missing parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Length and kind of `path`; a `NotFound` error if it does not exist.
+    fn metadata(&self, path: &Path) -> io::Result<Metadata>;
+    /// Makes the creations, renames and removals of files in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Creates `path` if missing and takes an exclusive lock on it (a `WouldBlock` error
+    /// if another holder has it), held until the returned guard drops.
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
+
+    /// True when `path` exists.
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        match self.metadata(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The whole content of `path`.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let f = self.open_read(path)?;
+        let len = usize::try_from(f.len()?)
+            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "file too large"))?;
+        let mut buf = vec![0u8; len];
+        f.read_exact_at(&mut buf, 0)?;
+        Ok(buf)
+    }
+}
+
+/// A shared file system, as the engine holds it.
+pub type FsRef = Arc<dyn FileSystem>;
+
+/// The process-wide [`RealFs`], shared.
+pub fn real() -> FsRef {
+    static REAL: OnceLock<FsRef> = OnceLock::new();
+    Arc::clone(REAL.get_or_init(|| Arc::new(RealFs)))
+}
+
+/// A [`WritableFile`] as an `std::io::Write` (every `write` is one [`WritableFile::append`]),
+/// for wrapping in a `BufWriter`.
+#[derive(Debug)]
+pub struct AppendWriter(pub Box<dyn WritableFile>);
+
+impl Write for AppendWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.append(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.append(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sequential reads of a [`RandomAccessFile`] from a position, as an `std::io::Read` (for
+/// wrapping in a `BufReader`): each `read` is one positional read of at most what is left.
+#[derive(Debug)]
+pub struct ReadAtCursor {
+    file: Box<dyn RandomAccessFile>,
+    pos: u64,
+    len: u64,
+}
+
+impl ReadAtCursor {
+    /// Reads `file` (of `len` bytes) from `pos` on.
+    pub fn new(file: Box<dyn RandomAccessFile>, pos: u64, len: u64) -> Self {
+        ReadAtCursor { file, pos, len }
+    }
+}
+
+impl io::Read for ReadAtCursor {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        let n = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+        let Some(dst) = buf.get_mut(..n) else {
+            return Ok(0);
+        };
+        if n == 0 {
+            return Ok(0);
+        }
+        self.file.read_exact_at(dst, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The operating system's file system (`std::fs`), the default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+/// A [`RealFs`] file open for appending (`O_APPEND`).
+#[derive(Debug)]
+struct RealWritable(File);
+
+impl WritableFile for RealWritable {
+    #[inline]
+    fn append(&self, data: &[u8]) -> io::Result<()> {
+        (&self.0).write_all(data)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        self.0.sync_all()
+    }
+}
+
+/// A [`RealFs`] file open for reading (`pread`).
+#[derive(Debug)]
+struct RealRandomAccess(File);
+
+impl RandomAccessFile for RealRandomAccess {
+    #[inline]
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.0.read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+}
+
+/// A [`RealFs`] lock: the open file holding the `flock`.
+#[derive(Debug)]
+struct RealLock(#[allow(dead_code)] File);
+
+impl FileLock for RealLock {}
+
+impl FileSystem for RealFs {
+    fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
+        let mut o = OpenOptions::new();
+        match mode {
+            CreateMode::New => o.append(true).create_new(true),
+            // std refuses `O_APPEND | O_TRUNC`; a fresh file's offset is its end anyway, and
+            // every write through this handle goes there.
+            CreateMode::Truncate => o.write(true).create(true).truncate(true),
+        };
+        Ok(Box::new(RealWritable(o.open(path)?)))
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        Ok(Box::new(RealRandomAccess(File::open(path)?)))
+    }
+
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        let f = OpenOptions::new().write(true).open(path)?;
+        f.set_len(len)?;
+        f.sync_all()
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            out.push(DirEntry {
+                is_file: entry.file_type()?.is_file(),
+                name: entry.file_name(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)
+    }
+
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        let m = std::fs::metadata(path)?;
+        Ok(Metadata {
+            len: m.len(),
+            is_dir: m.is_dir(),
+        })
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Box::new(RealLock(file))),
+            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the lock is held by another open file",
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn real_fs_round_trip() {
+        let fs = RealFs;
+        let tmp = std::env::temp_dir().join(format!("riptide-fs-test-{}", std::process::id()));
+        fs.create_dir_all(&tmp).unwrap();
+        let p = tmp.join("a");
+        let w = fs.create(&p, CreateMode::New).unwrap();
+        w.append(b"hello ").unwrap();
+        w.append(b"world").unwrap();
+        w.sync_data().unwrap();
+        assert_eq!(
+            fs.create(&p, CreateMode::New).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        let r = fs.open_read(&p).unwrap();
+        assert_eq!(r.len().unwrap(), 11);
+        let mut buf = [0u8; 5];
+        r.read_exact_at(&mut buf, 6).unwrap();
+        assert_eq!(&buf, b"world");
+        assert_eq!(
+            r.read_exact_at(&mut buf, 8).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        fs.truncate(&p, 5).unwrap();
+        assert_eq!(fs.read_all(&p).unwrap(), b"hello");
+        let q = tmp.join("b");
+        fs.rename(&p, &q).unwrap();
+        fs.sync_dir(&tmp).unwrap();
+        assert!(!fs.exists(&p).unwrap());
+        assert_eq!(fs.metadata(&q).unwrap().len, 5);
+        let names: Vec<_> = fs
+            .list_dir(&tmp)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, vec![OsString::from("b")]);
+        let lock = fs.lock_file(&tmp.join("LOCK")).unwrap();
+        assert_eq!(
+            fs.lock_file(&tmp.join("LOCK")).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        drop(lock);
+        drop(fs.lock_file(&tmp.join("LOCK")).unwrap());
+        let w = fs.create(&q, CreateMode::Truncate).unwrap();
+        w.append(b"x").unwrap();
+        assert_eq!(fs.read_all(&q).unwrap(), b"x");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+}
