@@ -78,6 +78,9 @@ pub(crate) struct DbInner {
     pub(crate) writers: crate::transaction::Writers,
     /// Prepared (two-phase) transactions not finished yet.
     pub(crate) prepared: PreparedTxns,
+    /// WAL bytes written (since open) when each segment created since open began: how much
+    /// WAL a memtable of that segment holds back ([`Options::max_total_wal_size`]).
+    pub(crate) segment_start_bytes: Mutex<BTreeMap<u64, u64>>,
     /// The directory lock; released by close even if transactions still hold this state.
     dir_lock: Mutex<Option<DirLock>>,
 }
@@ -563,6 +566,7 @@ impl DbInner {
             next_txn_id: AtomicU64::new(1),
             writers: crate::transaction::Writers::default(),
             prepared: PreparedTxns::default(),
+            segment_start_bytes: Mutex::new(BTreeMap::new()),
             dir_lock: Mutex::new(Some(lock)),
         }
     }
@@ -691,6 +695,7 @@ impl DbInner {
             }
         }
         self.enforce_write_buffer_budget(&cfs)?;
+        self.enforce_wal_bound(&cfs)?;
 
         let first = self.last_seqno.load(Ordering::Acquire) + 1;
         let mut next = first;
@@ -869,6 +874,37 @@ impl DbInner {
         Ok(())
     }
 
+    /// Flushes the column families whose active memtable holds back more WAL than
+    /// [`Options::max_total_wal_size`]: a column family written rarely (a dictionary, say)
+    /// would otherwise pin every segment since its first unflushed write. Caller holds
+    /// `write_lock`.
+    fn enforce_wal_bound(&self, cfs: &BTreeMap<CfId, Arc<CfData>>) -> Result<()> {
+        let written = self.wal.stats().bytes_written;
+        let bound = self.options.wal_bound();
+        if written < bound {
+            return Ok(());
+        }
+        let current = self.wal.current_segment();
+        let pinning: Vec<&Arc<CfData>> = {
+            let starts = self.segment_start_bytes.lock();
+            cfs.values()
+                .filter(|cf| {
+                    let mem = &cf.view().mem;
+                    if mem.is_empty() || mem.id() >= current {
+                        return false;
+                    }
+                    // Segments from before this open started at 0 bytes written.
+                    let start = starts.range(..=mem.id()).next_back().map_or(0, |(_, b)| *b);
+                    written.saturating_sub(start) > bound
+                })
+                .collect()
+        };
+        for cf in pinning {
+            self.switch_memtable(cf)?;
+        }
+        Ok(())
+    }
+
     /// Freezes `cf`'s active memtable and starts a new one in a new WAL segment. Waits
     /// (counted as a stall) while the frozen queue is full. Caller holds `write_lock`.
     /// Returns the frozen memtable.
@@ -883,6 +919,22 @@ impl DbInner {
             .wal
             .rotate()
             .inspect_err(|e| self.note_wal_failure(e))?;
+        {
+            let mut starts = self.segment_start_bytes.lock();
+            starts.insert(segment, self.wal.stats().bytes_written);
+            // Only segments a memtable can still belong to matter.
+            let oldest = self
+                .cfs
+                .read_recursive()
+                .values()
+                .map(|c| {
+                    let v = c.view();
+                    v.imms.last().map_or_else(|| v.mem.id(), |m| m.id())
+                })
+                .min()
+                .unwrap_or(segment);
+            starts.retain(|s, _| *s + 1 >= oldest);
+        }
         // Prepare records must outlive the segment they were logged in.
         self.relog_prepared()
             .inspect_err(|e| self.note_wal_failure(e))?;

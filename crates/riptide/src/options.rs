@@ -32,6 +32,7 @@ pub struct Options {
     pub(crate) hard_pending_compaction_bytes: u64,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
+    pub(crate) max_total_wal_size: u64,
     pub(crate) max_background_compactions: usize,
     pub(crate) max_subcompactions: usize,
     pub(crate) num_levels: usize,
@@ -74,6 +75,7 @@ impl Default for Options {
             hard_pending_compaction_bytes: 256 << 30,
             delayed_write_rate: 16 << 20,
             db_write_buffer_size: 256 << 20,
+            max_total_wal_size: 0,
             max_background_compactions: 2,
             max_subcompactions: 1,
             num_levels: 7,
@@ -256,6 +258,24 @@ impl Options {
     pub fn db_write_buffer_size(mut self, bytes: usize) -> Self {
         self.db_write_buffer_size = bytes.max(4096);
         self
+    }
+
+    /// Bound on the WAL kept for unflushed data: once a column family's active memtable
+    /// has been holding back more than this many WAL bytes (written since its oldest
+    /// unflushed write), it is flushed, so a rarely written column family cannot keep every
+    /// segment alive. 0 (the default) means 4x [`Options::db_write_buffer_size`]
+    /// (RocksDB `max_total_wal_size`, whose default is 4x the memtable budget as well).
+    pub fn max_total_wal_size(mut self, bytes: u64) -> Self {
+        self.max_total_wal_size = bytes;
+        self
+    }
+
+    /// The effective WAL bound (see [`Options::max_total_wal_size`]).
+    pub(crate) fn wal_bound(&self) -> u64 {
+        match self.max_total_wal_size {
+            0 => (self.db_write_buffer_size as u64).saturating_mul(4),
+            n => n,
+        }
     }
 
     /// Threads running compactions in parallel on disjoint key ranges (a separate thread
