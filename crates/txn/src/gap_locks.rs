@@ -427,25 +427,7 @@ fn deadlock_error(txn: TxnId, cf: CfId, key: &[u8], deadlock: Deadlock) -> Error
         "txn {txn} inserts {} into a gap locked by another transaction",
         KeyFmt { cf, key }
     );
-    let chain = |ids: &[TxnId]| {
-        ids.iter()
-            .map(|t| format!("txn {t}"))
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    };
-    let context = match deadlock {
-        Deadlock::Cycle(cycle) => format!(
-            "{what}: waiting would deadlock ({} -> txn {txn}); txn {txn} is the victim",
-            chain(&cycle)
-        ),
-        Deadlock::TooDeep(path) => format!(
-            "{what}: wait-for chain longer than {} transactions ({} -> ...), treated as a \
-             deadlock; txn {txn} is the victim",
-            path.len().saturating_sub(1),
-            chain(&path)
-        ),
-    };
-    Error::new(ErrorKind::Deadlock, context)
+    deadlock.into_error(txn, &what)
 }
 
 #[cfg(test)]

@@ -707,32 +707,14 @@ struct Wait<'a> {
 }
 
 fn deadlock_error(wait: &Wait<'_>, deadlock: Deadlock) -> Error {
-    let txn = wait.txn;
     let what = format!(
-        "txn {txn} wants {} lock on {}",
+        "txn {} wants {} lock on {}",
+        wait.txn,
         wait.mode,
         KeyFmt {
             cf: wait.cf,
             key: wait.key
         }
     );
-    let chain = |ids: &[TxnId]| {
-        ids.iter()
-            .map(|t| format!("txn {t}"))
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    };
-    let context = match deadlock {
-        Deadlock::Cycle(cycle) => format!(
-            "{what}: waiting would deadlock ({} -> txn {txn}); txn {txn} is the victim",
-            chain(&cycle)
-        ),
-        Deadlock::TooDeep(path) => format!(
-            "{what}: wait-for chain longer than {} transactions ({} -> ...), treated as a \
-             deadlock; txn {txn} is the victim",
-            path.len().saturating_sub(1),
-            chain(&path)
-        ),
-    };
-    Error::new(ErrorKind::Deadlock, context)
+    deadlock.into_error(wait.txn, &what)
 }

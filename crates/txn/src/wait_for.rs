@@ -25,6 +25,32 @@ pub(crate) enum Deadlock {
     TooDeep(Vec<TxnId>),
 }
 
+impl Deadlock {
+    /// The `Deadlock` error for waiter `txn`, whose wait `what` describes (a row lock or an
+    /// insert into a locked gap): the cycle or the too-long chain, and who the victim is.
+    pub(crate) fn into_error(self, txn: TxnId, what: &str) -> riptide_common::Error {
+        let chain = |ids: &[TxnId]| {
+            ids.iter()
+                .map(|t| format!("txn {t}"))
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        };
+        let context = match self {
+            Deadlock::Cycle(cycle) => format!(
+                "{what}: waiting would deadlock ({} -> txn {txn}); txn {txn} is the victim",
+                chain(&cycle)
+            ),
+            Deadlock::TooDeep(path) => format!(
+                "{what}: wait-for chain longer than {} transactions ({} -> ...), treated as a \
+                 deadlock; txn {txn} is the victim",
+                path.len().saturating_sub(1),
+                chain(&path)
+            ),
+        };
+        riptide_common::Error::new(riptide_common::ErrorKind::Deadlock, context)
+    }
+}
+
 /// Edges `waiter -> transactions it waits for`, with a bounded cycle search.
 #[derive(Debug)]
 pub(crate) struct WaitForGraph {
