@@ -11,27 +11,24 @@
     clippy::indexing_slicing
 )]
 
+mod fault_common;
+
 use std::path::Path;
 
 use riptide::fs::{Fault, FaultFs, FaultRule, FsOp};
-use riptide::{Db, ErrorKind, Options, ReadOptions, SyncMode};
+use riptide::{Db, ErrorKind, Options, ReadOptions};
+
+use fault_common::key;
 
 fn options(fs: &FaultFs) -> Options {
-    Options::default()
-        .file_system(fs.as_dyn())
-        .sync_mode(SyncMode::Full)
-        .write_buffer_size(16 << 10)
+    fault_common::options(fs, 16 << 10)
         .l0_compaction_trigger(1000)
         .l0_slowdown_trigger(1000)
         .l0_stop_trigger(1000)
 }
 
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:05}").into_bytes()
-}
-
 fn value(i: u32) -> Vec<u8> {
-    format!("value-{i}-{}", "r".repeat(50)).into_bytes()
+    fault_common::value(i, 'r', 50)
 }
 
 const KEYS: u32 = 2000;

@@ -10,17 +10,16 @@
     clippy::indexing_slicing
 )]
 
+mod fault_common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use riptide::fs::{Fault, FaultFs, FaultRule, FsOp};
-use riptide::{Db, ErrorKind, Options, SyncMode};
+use riptide::{Db, ErrorKind, Options};
 
 fn options(fs: &FaultFs) -> Options {
-    Options::default()
-        .file_system(fs.as_dyn())
-        .sync_mode(SyncMode::Full)
-        .write_buffer_size(8 << 10)
+    fault_common::options(fs, 8 << 10)
         .target_file_size(8 << 10)
         .l0_compaction_trigger(2)
 }
@@ -30,7 +29,7 @@ fn key(i: u32) -> Vec<u8> {
 }
 
 fn value(i: u32) -> Vec<u8> {
-    format!("value-{i}-{}", "v".repeat(60)).into_bytes()
+    fault_common::value(i, 'v', 60)
 }
 
 /// Writes `range` until the database refuses one (the background error): returns the

@@ -11,25 +11,22 @@
     clippy::indexing_slicing
 )]
 
+mod fault_common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use riptide::fs::{Fault, FaultFs, FaultRule, FsOp};
-use riptide::{Db, ErrorKind, Options, SyncMode};
+use riptide::{Db, ErrorKind, Options};
+
+use fault_common::key;
 
 fn options(fs: &FaultFs) -> Options {
-    Options::default()
-        .file_system(fs.as_dyn())
-        .sync_mode(SyncMode::Full)
-        .write_buffer_size(8 << 10)
-}
-
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:05}").into_bytes()
+    fault_common::options(fs, 8 << 10)
 }
 
 fn value(i: u32) -> Vec<u8> {
-    format!("value-{i}-{}", "w".repeat(50)).into_bytes()
+    fault_common::value(i, 'w', 50)
 }
 
 #[test]
