@@ -179,6 +179,15 @@ impl TableHandle {
             _handle: Arc::clone(self),
         }
     }
+
+    /// [`Self::iter`] for one forward pass by compaction: blocks missing from the block cache
+    /// are read `readahead` bytes at a time and not cached (see `Table::scan_iter`).
+    pub fn scan_iter(self: &Arc<Self>, readahead: usize) -> HandleIterator {
+        HandleIterator {
+            inner: self.table().map(|t| t.scan_iter(readahead)),
+            _handle: Arc::clone(self),
+        }
+    }
 }
 
 impl Drop for TableHandle {

@@ -94,6 +94,31 @@ impl<T> Deref for Held<'_, T> {
     }
 }
 
+/// The bytes of one large read of consecutive data blocks, for [`Table::scan_iter`].
+#[derive(Debug)]
+pub(crate) struct Readahead {
+    /// Bytes fetched per read (at least one block).
+    window: usize,
+    /// File offset of `buf[0]`.
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl Readahead {
+    fn new(window: usize) -> Self {
+        Readahead {
+            window,
+            start: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// True when the buffer holds the `len` bytes at `offset`.
+    fn covers(&self, offset: u64, len: usize) -> bool {
+        offset >= self.start && offset + len as u64 <= self.start + self.buf.len() as u64
+    }
+}
+
 /// Buffers reused by [`Table::get`] on each thread, so a lookup on a warm cache allocates
 /// nothing but its result.
 #[derive(Default)]
@@ -476,23 +501,41 @@ impl Table {
     /// Reads, verifies and decompresses the block at `handle`, which must end (trailer
     /// included) at or before `limit`.
     fn read_block_contents(&self, handle: BlockHandle, what: &str, limit: u64) -> Result<Vec<u8>> {
+        let size = self.checked_block_size(handle, what, limit)?;
+        let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
+        self.file.read_exact_at(&mut buf, handle.offset).at(
+            &format!("read {what} block at offset {} of", handle.offset),
+            &self.path,
+        )?;
+        self.verify_block_contents(buf, handle, what)
+    }
+
+    /// The size of the block at `handle` without its trailer, after checking that the block
+    /// and its trailer end by `limit`.
+    fn checked_block_size(&self, handle: BlockHandle, what: &str, limit: u64) -> Result<usize> {
         let end = handle.end_with_trailer().filter(|&e| e <= limit);
         let len = end.and_then(|_| usize::try_from(handle.size).ok());
-        let Some(size) = len else {
-            return Err(self.block_error(
+        len.ok_or_else(|| {
+            self.block_error(
                 Error::corruption(format!(
                     "block of {} bytes runs past offset {limit}",
                     handle.size
                 )),
                 what,
                 handle.offset,
-            ));
-        };
-        let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
-        self.file.read_exact_at(&mut buf, handle.offset).at(
-            &format!("read {what} block at offset {} of", handle.offset),
-            &self.path,
-        )?;
+            )
+        })
+    }
+
+    /// Checks the trailer of `buf` (the block at `handle` with its trailer, as read) and
+    /// returns the block's contents, decompressed.
+    fn verify_block_contents(
+        &self,
+        mut buf: Vec<u8>,
+        handle: BlockHandle,
+        what: &str,
+    ) -> Result<Vec<u8>> {
+        let size = buf.len().saturating_sub(BLOCK_TRAILER_LEN);
         let corrupt = |msg: String| self.block_error(Error::corruption(msg), what, handle.offset);
         let (covered, stored_sum) = buf
             .split_at_checked(size + 1)
@@ -541,6 +584,59 @@ impl Table {
             );
         }
         Ok(block)
+    }
+
+    /// The data block at `handle` for a sequential scan that must not disturb the block
+    /// cache (compaction): a cached copy is used, but a block read from the file is not
+    /// inserted. Reads go through `readahead`, which fetches many blocks per read.
+    pub(crate) fn data_block_for_scan(
+        &self,
+        handle: BlockHandle,
+        readahead: &mut Readahead,
+    ) -> Result<Arc<Block>> {
+        if let Some(cache) = &self.cache
+            && let Some(b) = cache.get_data(self.id, handle.offset)
+        {
+            return Ok(b);
+        }
+        let size = self.checked_block_size(handle, "data", self.data_end)?;
+        let len = size + BLOCK_TRAILER_LEN;
+        if !readahead.covers(handle.offset, len) {
+            // One read of up to `readahead.window` bytes, never past the data blocks.
+            let want = readahead.window.max(len) as u64;
+            let take = want.min(self.data_end - handle.offset) as usize;
+            readahead.buf.resize(take, 0);
+            readahead.start = handle.offset;
+            let read = self.file.read_exact_at(&mut readahead.buf, handle.offset);
+            if read.is_err() {
+                readahead.buf.clear();
+            }
+            read.at(
+                &format!(
+                    "read {take} bytes of data blocks at offset {} of",
+                    handle.offset
+                ),
+                &self.path,
+            )?;
+        }
+        let from = (handle.offset - readahead.start) as usize;
+        let raw = readahead
+            .buf
+            .get(from..from + len)
+            .ok_or_else(|| {
+                self.block_error(
+                    Error::corruption("block outside the read-ahead window".to_string()),
+                    "data",
+                    handle.offset,
+                )
+            })?
+            .to_vec();
+        let data = self.verify_block_contents(raw, handle, "data")?;
+        self.blocks_read.fetch_add(1, Ordering::Relaxed);
+        self.bytes_read.fetch_add(len as u64, Ordering::Relaxed);
+        Ok(Arc::new(
+            Block::new(data).map_err(|e| self.block_error(e, "data", handle.offset))?,
+        ))
     }
 
     /// The index block through `cache`, read (and cached) on a miss.
@@ -694,6 +790,14 @@ impl Table {
     /// block (fetched at its first positioning call) for as long as it lives.
     pub fn iter(self: &Arc<Self>) -> TableIterator {
         TableIterator::new(Arc::clone(self))
+    }
+
+    /// An iterator for one forward pass over much of the table (compaction): data blocks
+    /// missing from the block cache are read `readahead` bytes at a time and are not
+    /// inserted into the cache, so the pass neither evicts the blocks readers use nor pays
+    /// one read per block. Other tables' readers are unaffected.
+    pub fn scan_iter(self: &Arc<Self>, readahead: usize) -> TableIterator {
+        TableIterator::new_scan(Arc::clone(self), Readahead::new(readahead))
     }
 
     /// True when the table holds at least one range tombstone. Costs nothing: use it to skip

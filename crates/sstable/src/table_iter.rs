@@ -6,7 +6,7 @@ use std::sync::Arc;
 use riptide_common::{Error, InternalIterator, Result};
 
 use crate::block::{Block, BlockIter};
-use crate::table::Table;
+use crate::table::{Readahead, Table};
 
 /// A bidirectional cursor over every entry of a [`Table`], in internal-key order. It owns an
 /// `Arc` of the table, of its index block (fetched at the first positioning call, through the
@@ -19,6 +19,9 @@ pub struct TableIterator {
     data: Option<BlockIter<Arc<Block>>>,
     /// Offset of the block held in `data`.
     data_offset: u64,
+    /// Set for a scan that reads ahead and leaves the block cache alone
+    /// ([`Table::scan_iter`]).
+    readahead: Option<Readahead>,
 }
 
 impl std::fmt::Debug for TableIterator {
@@ -37,6 +40,14 @@ impl TableIterator {
             index: None,
             data: None,
             data_offset: 0,
+            readahead: None,
+        }
+    }
+
+    pub(crate) fn new_scan(table: Arc<Table>, readahead: Readahead) -> Self {
+        TableIterator {
+            readahead: Some(readahead),
+            ..Self::new(table)
         }
     }
 
@@ -102,7 +113,11 @@ impl TableIterator {
         if self.data.is_some() && self.data_offset == handle.offset {
             return Ok(true);
         }
-        match self.table.data_block(handle) {
+        let block = match self.readahead.as_mut() {
+            Some(ra) => self.table.data_block_for_scan(handle, ra),
+            None => self.table.data_block(handle),
+        };
+        match block {
             Ok(block) => {
                 self.data = Some(BlockIter::new(block));
                 self.data_offset = handle.offset;
