@@ -1578,6 +1578,8 @@ int ha_riptide::make_iterator(uint index)
   moved_keys.clear();
   scan_positioned= false;
   decode_from_key= false;
+  iter_stop.clear();
+  row_locked= false;
   int error= 0;
   riptide_hsession_t *s= session(&error);
   if (!s)
@@ -1606,6 +1608,80 @@ int ha_riptide::step(bool forward)
   riptide_status_t st=
       forward ? riptide_txn_iter_next(iter, &err) : riptide_txn_iter_prev(iter, &err);
   return st == RIPTIDE_OK ? 0 : status_error(st, err);
+}
+
+/* The smaller of two stop keys (empty: none). */
+static const std::string &min_stop(const std::string &a, const std::string &b)
+{
+  if (a.empty())
+    return b;
+  if (b.empty())
+    return a;
+  return a.compare(b) <= 0 ? a : b;
+}
+
+/* Where the current range of MariaDB key `keynr` ends, as a stop key for forward steps of
+   a locking iterator: handler::end_range (set by read_range_first before it positions,
+   reset by ha_index_init) encoded as the index's keys are; up to and including the end key
+   for HA_READ_AFTER_KEY (and EXACT), below it for HA_READ_BEFORE_KEY, as compare_key
+   decides. Empty (no stop) without an end or for a plain read. */
+std::string ha_riptide::range_stop_of(uint keynr)
+{
+  if (!end_range || !iter_locking)
+    return std::string();
+  std::string end;
+  encode_key_tuple(keynr, end_range->key, end_range->keypart_map, &end);
+  return end_range->flag == HA_READ_BEFORE_KEY ? end : prefix_successor(end);
+}
+
+/* Sets the locking iterator's stop key (empty: none), so that a forward step ends before
+   the first key at or past it without locking that key under READ COMMITTED (under
+   REPEATABLE READ and SERIALIZABLE it is still next-key locked, as InnoDB does); the
+   server would only find the row out of range. Plain iterators keep none (HANDLER reads
+   go on past a range). */
+int ha_riptide::set_stop(const std::string &stop)
+{
+  if (!iter || !iter_locking || stop == iter_stop)
+    return 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_txn_iter_set_stop(iter, stop.empty() ? nullptr : stop.data(),
+                                                 stop.size(), &err);
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  iter_stop= stop;
+  return 0;
+}
+
+/* Releases the row locks of the row read last if the connection's session may (READ
+   COMMITTED, taken by this statement, not written: riptide_hsession_unlock_row decides).
+   A failure only leaves the row locked: logged. */
+void ha_riptide::release_row_locks()
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(ha_thd(), riptide_hton));
+  if (!trx || !trx->txn || !share || cur_pk.empty())
+    return;
+  /* The locks this statement took: those since its savepoint, or with none (autocommit)
+     every lock of the transaction. */
+  size_t since= trx->stmt_savepoint ? trx->depth : 0;
+  bool by_entry= locked_index != 0 && !locked_entry.empty();
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_unlock_row(
+      trx->txn, share->table, by_entry ? locked_index : 0,
+      by_entry ? locked_entry.data() : nullptr, by_entry ? locked_entry.size() : 0,
+      cur_pk.data(), cur_pk.size(), since, nullptr, &err);
+  if (st != RIPTIDE_OK)
+    sql_print_warning("RIPTIDE: releasing a row lock of %s: %s (the row stays locked)",
+                      table->s->path.str, take_message(st, err).c_str());
+}
+
+/* The server no longer wants the row read last (the WHERE clause rejected it, or it lies
+   past the range): under READ COMMITTED its row locks go, as InnoDB's unlock_row. */
+void ha_riptide::unlock_row()
+{
+  if (!row_locked)
+    return;
+  row_locked= false;
+  release_row_locks();
 }
 
 /* How the sort key of a field (Field::make_sort_key_part, after the NULL byte) maps back
@@ -1801,9 +1877,17 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       cur_key= key;
       cur_pk= pk;
     }
+    row_locked= lock_rows != Riptide_row_lock::NONE && !from_key;
+    locked_index= iter_index;
+    if (iter_index != 0)
+      locked_entry= key;
+    else
+      locked_entry.clear();
     int icp= pushed_condition(buf);
     if (icp == CHECK_NEG)
     {
+      /* Rejected by the pushed condition: as if the server had called unlock_row. */
+      unlock_row();
       if (int error= step(forward))
         return error;
       continue;
@@ -1876,6 +1960,9 @@ int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
   {
     error= unpack_row(v, len, buf);
     cur_pk= pk;
+    row_locked= lock_rows != Riptide_row_lock::NONE;
+    locked_index= 0;
+    locked_entry.clear();
   }
   riptide_free_value(v, len);
   return error;
@@ -1973,6 +2060,10 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
   plan_keyread();
   std::string prefix;
   bool full= encode_key_tuple(active_index, key, keypart_map, &prefix);
+  bool backward= find_flag == HA_READ_BEFORE_KEY || find_flag == HA_READ_KEY_OR_PREV ||
+                 find_flag == HA_READ_PREFIX_LAST ||
+                 find_flag == HA_READ_PREFIX_LAST_OR_PREV;
+  range_stop= backward ? std::string() : range_stop_of(active_index);
   if (full && iter_index == 0 &&
       (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX))
   {
@@ -1991,6 +2082,10 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
   }
   iter_stale= false;
   std::string succ= prefix_successor(prefix);
+  /* A forward read of one prefix ends with it: no lock past it (nor past the range). */
+  bool one_prefix= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX;
+  if (int error= set_stop(one_prefix ? min_stop(range_stop, succ) : range_stop))
+    return error;
   char *err= nullptr;
   riptide_status_t st= RIPTIDE_OK;
   bool forward= true;
@@ -2062,8 +2157,9 @@ int ha_riptide::resync_iterator(bool forward)
   return 0;
 }
 
-/* index_next / index_prev: one step of the open iterator in `forward`'s direction. */
-int ha_riptide::index_step(uchar *buf, bool forward)
+/* index_next / index_prev: one step of the open iterator in `forward`'s direction; a
+   forward step ends at `stop` (set_stop). */
+int ha_riptide::index_step(uchar *buf, bool forward, const std::string &stop)
 {
   if (!iter)
   {
@@ -2076,6 +2172,9 @@ int ha_riptide::index_step(uchar *buf, bool forward)
     plan_keyread();
     iter_stale= true;
   }
+  if (forward)
+    if (int error= set_stop(stop))
+      return error;
   if (iter_stale)
   {
     if (int error= resync_iterator(forward))
@@ -2086,15 +2185,13 @@ int ha_riptide::index_step(uchar *buf, bool forward)
   return read_from_iterator(buf, forward);
 }
 
-int ha_riptide::index_next(uchar *buf) { return index_step(buf, true); }
+int ha_riptide::index_next(uchar *buf) { return index_step(buf, true, range_stop); }
 
 /* The next row while its key starts with `key` (key_copy format, `keylen` bytes): compared
    on the encoded key bytes, so it holds also when the record's key columns were not filled
    (an index-only read that needs no column). */
 int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
 {
-  if (int error= index_next(buf))
-    return error;
   KEY *ki= &table->key_info[active_index];
   key_part_map map= 0;
   uint len= 0;
@@ -2105,12 +2202,15 @@ int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
   }
   std::string prefix;
   encode_key_tuple(active_index, key, map, &prefix);
+  /* The step ends with the prefix: a locking read does not lock the next key's row. */
+  if (int error= index_step(buf, true, min_stop(range_stop, prefix_successor(prefix))))
+    return error;
   if (cur_key.compare(0, prefix.size(), prefix) != 0)
     return HA_ERR_END_OF_FILE;
   return 0;
 }
 
-int ha_riptide::index_prev(uchar *buf) { return index_step(buf, false); }
+int ha_riptide::index_prev(uchar *buf) { return index_step(buf, false, range_stop); }
 
 int ha_riptide::index_first(uchar *buf)
 {
@@ -2119,6 +2219,9 @@ int ha_riptide::index_first(uchar *buf)
       return error;
   plan_keyread();
   iter_stale= false;
+  range_stop= range_stop_of(active_index);
+  if (int error= set_stop(range_stop))
+    return error;
   char *err= nullptr;
   riptide_status_t st= riptide_txn_iter_seek_to_first(iter, &err);
   if (st != RIPTIDE_OK)
@@ -2184,6 +2287,8 @@ int ha_riptide::reset()
   drop_iterator();
   moved_keys.clear();
   lock_rows= Riptide_row_lock::NONE;
+  row_locked= false;
+  range_stop.clear();
   return 0;
 }
 

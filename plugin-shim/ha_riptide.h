@@ -87,6 +87,7 @@ public:
   int index_prev(uchar *buf) override;
   int index_first(uchar *buf) override;
   int index_last(uchar *buf) override;
+  void unlock_row() override;
   void update_create_info(HA_CREATE_INFO *create_info) override;
   void get_auto_increment(ulonglong offset, ulonglong increment, ulonglong nb_desired_values,
                           ulonglong *first_value, ulonglong *nb_reserved_values) override;
@@ -137,6 +138,17 @@ private:
      the gaps it walks (riptide_hsession_iter_create_locking). */
   bool iter_locking= false;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
+  /* Where the current range ends (from handler::end_range, taken when a read positions the
+     iterator), as a stop key for forward steps; empty: none (range_stop_of). */
+  std::string range_stop;
+  /* The stop key set on the iterator now (riptide_txn_iter_set_stop; empty: none). */
+  std::string iter_stop;
+  /* The row read last was locked by this handler (a locking read): unlock_row may release
+     it. Its secondary index entry, when it was reached through one (Riptide index
+     locked_index), else empty. */
+  bool row_locked= false;
+  uint locked_index= 0;
+  std::string locked_entry;
   /* Primary keys (prefixed) this statement moved a row to while scanning: not read again
      by the scan (the Halloween problem). */
   std::unordered_set<std::string> moved_keys;
@@ -182,7 +194,10 @@ private:
   int read_from_iterator(uchar *buf, bool forward);
   int step(bool forward);
   int resync_iterator(bool forward);
-  int index_step(uchar *buf, bool forward);
+  int index_step(uchar *buf, bool forward, const std::string &stop);
+  std::string range_stop_of(uint keynr);
+  int set_stop(const std::string &stop);
+  void release_row_locks();
   int32_t row_lock_code() const;
   int point_read(uchar *buf, const std::string &pk, bool *found);
   int pushed_condition(uchar *buf);

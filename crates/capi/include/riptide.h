@@ -1011,6 +1011,31 @@ enum riptide_status_t riptide_hsession_get_row(struct riptide_hsession_t *sessio
                                                bool *found,
                                                char **errmsg);
 
+// InnoDB's `unlock_row`: under READ COMMITTED (and READ UNCOMMITTED), releases the row
+// locks of the row a locking read returned last when the statement did not want it: the
+// lock on primary key `(pk, pk_len)` of `table` and, for a row reached through secondary
+// index `index` (> 0), the lock on its entry `(entry, entry_len)` (the iterator's key;
+// NULL with length 0 for none). Only locks first taken since savepoint depth `since` (the
+// session's savepoint depth right after the statement's own savepoint was set, 0 when the
+// statement has none) and on keys the session has not written go; under REPEATABLE READ
+// and SERIALIZABLE nothing does. Stores how many locks were released in `*released` (if
+// not NULL).
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `entry` NULL (with length 0) or readable; `pk`
+// readable; `released` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_unlock_row(struct riptide_hsession_t *session,
+                                                  const struct riptide_htable_t *table,
+                                                  size_t index,
+                                                  const char *entry,
+                                                  size_t entry_len,
+                                                  const char *pk,
+                                                  size_t pk_len,
+                                                  size_t since,
+                                                  size_t *released,
+                                                  char **errmsg);
+
 // Creates a transaction iterator over index `index` of `table` as the session sees it
 // (keys start with the 4-byte index id; primary entries hold the row; secondary entries
 // are empty, locate their pk with `riptide_handler_entry_pk`). Use the `riptide_txn_iter_*`
@@ -1945,6 +1970,22 @@ enum riptide_status_t riptide_txn_iter_next(struct riptide_txn_iter_t *iter, cha
 //
 // As `riptide_txn_iter_seek_to_first`.
 enum riptide_status_t riptide_txn_iter_prev(struct riptide_txn_iter_t *iter, char **errmsg);
+
+// Sets the iterator's stop key `(stop, stop_len)` (NULL with length 0: none): from now on a
+// forward positioning (`seek_to_first`, `seek`, `next`) that would settle on a key >= stop
+// leaves the iterator not valid instead, as at the end of its bounds. A locking iterator
+// does not lock that key under read committed; with gap locks (repeatable read,
+// serializable) it locks it and the gap before it first, as before (InnoDB's next-key lock
+// on the first record past a range). Backward steps ignore it. The bounds given at
+// creation stay.
+//
+// # Safety
+//
+// As `riptide_txn_iter_seek`.
+enum riptide_status_t riptide_txn_iter_set_stop(struct riptide_txn_iter_t *iter,
+                                                const char *stop,
+                                                size_t stop_len,
+                                                char **errmsg);
 
 // True when positioned on an entry; false for NULL.
 //

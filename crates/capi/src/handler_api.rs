@@ -1168,6 +1168,52 @@ pub unsafe extern "C" fn riptide_hsession_get_row(
     }
 }
 
+/// InnoDB's `unlock_row`: under READ COMMITTED (and READ UNCOMMITTED), releases the row
+/// locks of the row a locking read returned last when the statement did not want it: the
+/// lock on primary key `(pk, pk_len)` of `table` and, for a row reached through secondary
+/// index `index` (> 0), the lock on its entry `(entry, entry_len)` (the iterator's key;
+/// NULL with length 0 for none). Only locks first taken since savepoint depth `since` (the
+/// session's savepoint depth right after the statement's own savepoint was set, 0 when the
+/// statement has none) and on keys the session has not written go; under REPEATABLE READ
+/// and SERIALIZABLE nothing does. Stores how many locks were released in `*released` (if
+/// not NULL).
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `entry` NULL (with length 0) or readable; `pk`
+/// readable; `released` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_unlock_row(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+    entry: *const c_char,
+    entry_len: usize,
+    pk: *const c_char,
+    pk_len: usize,
+    since: usize,
+    released: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            // SAFETY: forwarded contract.
+            let entry = opt_bytes(entry, entry_len, "entry")?;
+            // SAFETY: forwarded contract.
+            let pk = bytes(pk, pk_len, "pk")?;
+            let n = s.unlock_row(t, index, entry, pk, since)?;
+            if !released.is_null() {
+                // SAFETY: non-NULL, and writable per the contract.
+                released.write(n);
+            }
+            Ok(())
+        })
+    }
+}
+
 /// The `RowLock` of a `RIPTIDE_ROW_LOCK_*` value.
 fn row_lock(lock: i32) -> Result<RowLock, HandlerError> {
     match lock {

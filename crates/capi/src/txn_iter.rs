@@ -7,7 +7,9 @@ use riptide::{ReadOptions, TxnIterator};
 
 use crate::cf::riptide_cf_t;
 use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
-use crate::ffi_util::{Out, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes};
+use crate::ffi_util::{
+    Out, arg_mut, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes,
+};
 use crate::status::riptide_status_t;
 use crate::txn::riptide_txn_t;
 
@@ -224,6 +226,37 @@ pub unsafe extern "C" fn riptide_txn_iter_prev(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe { step_cursor(iter, Step::Prev, errmsg) }
+}
+
+/// Sets the iterator's stop key `(stop, stop_len)` (NULL with length 0: none): from now on a
+/// forward positioning (`seek_to_first`, `seek`, `next`) that would settle on a key >= stop
+/// leaves the iterator not valid instead, as at the end of its bounds. A locking iterator
+/// does not lock that key under read committed; with gap locks (repeatable read,
+/// serializable) it locks it and the gap before it first, as before (InnoDB's next-key lock
+/// on the first record past a range). Backward steps ignore it. The bounds given at
+/// creation stay.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_seek`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_txn_iter_set_stop(
+    iter: *mut riptide_txn_iter_t,
+    stop: *const c_char,
+    stop_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let it = &mut arg_mut(iter, "iter")?.it;
+            // SAFETY: forwarded contract.
+            let stop = opt_bytes(stop, stop_len, "stop")?;
+            it.set_stop(stop);
+            Ok(())
+        })
+    }
 }
 
 /// True when positioned on an entry; false for NULL.

@@ -118,6 +118,7 @@ pub struct Session {
     marks: Vec<Mark>,
     /// Savepoint depth of the open statement, if any.
     statement: Option<usize>,
+    isolation: Isolation,
 }
 
 impl std::fmt::Debug for Session {
@@ -150,6 +151,7 @@ impl Session {
             deltas: Vec::new(),
             marks: Vec::new(),
             statement: None,
+            isolation: opts.isolation,
         })
     }
 
@@ -449,6 +451,55 @@ impl Session {
             opts = opts.upper_bound(hi);
         }
         Ok(self.txn.iter_locking(&self.store.data, opts, exclusive)?)
+    }
+
+    /// InnoDB's `unlock_row`: under READ COMMITTED and
+    /// READ UNCOMMITTED, releases the row locks of a row a locking read returned and the
+    /// statement then did not want (the WHERE clause rejected it, or it lies past the end of
+    /// the range): the lock on the primary key `pk` of `table` and, when the row was reached
+    /// through secondary index `n` (> 0), the lock on its index entry `entry` (the full key
+    /// as the iterator returned it, index id included). A lock goes only if it was first
+    /// taken since savepoint depth `since` (the [`Session::savepoint_depth`] right after the
+    /// statement's own savepoint was set; 0 when the statement has none, as in autocommit,
+    /// where the transaction is the statement) and the transaction has not written that key:
+    /// a lock the transaction held before the statement, or on a row it wrote, stays. Under
+    /// REPEATABLE READ and SERIALIZABLE nothing is released (the locks protect what the
+    /// transaction read). Returns how many locks were released. `InvalidArgument` if `entry`
+    /// is not a key of index `n`.
+    pub fn unlock_row(
+        &self,
+        table: &Table,
+        n: usize,
+        entry: Option<&[u8]>,
+        pk: &[u8],
+        since: usize,
+    ) -> Result<usize> {
+        let entry = match entry {
+            Some(e) if n > 0 => {
+                let prefix = table.index_prefix(n)?;
+                if !e.starts_with(&prefix) {
+                    return Err(Error::invalid_argument(format!(
+                        "unlock row: the entry is not a key of index {n} of table id {}",
+                        table.id()
+                    ))
+                    .into());
+                }
+                Some(e)
+            }
+            _ => None,
+        };
+        if self.isolation.engine_level() != IsolationLevel::ReadCommitted {
+            return Ok(0);
+        }
+        let data = &self.store.data;
+        let mut released = 0;
+        let pk_key = primary_key(table.primary().id, pk);
+        for key in entry.into_iter().chain([pk_key.as_slice()]) {
+            if self.txn.release_lock(data, key, since)? {
+                released += 1;
+            }
+        }
+        Ok(released)
     }
 
     /// Refuses a second row with secondary key `key` in unique index `n` (rows whose pk is

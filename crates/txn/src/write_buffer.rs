@@ -408,6 +408,55 @@ impl WriteBuffer {
         true
     }
 
+    /// Forgets the lock record of `key` of `cf` so that the caller can release the lock
+    /// early ([`LockManager::unlock`](crate::LockManager::unlock)), InnoDB's `unlock_row` for
+    /// a row a READ COMMITTED statement read and did not want. Only a lock first recorded
+    /// *since savepoint depth `since`* goes: with `since == 0`, any lock of the transaction;
+    /// with `since == k`, a lock first recorded after the `k`-th savepoint (counted from the
+    /// outermost, 1-based) was set, i.e. one listed by `savepoints[k - 1..]`. A key the
+    /// buffer has an entry for (the transaction wrote it) keeps its lock. Returns whether
+    /// the record was forgotten.
+    pub fn forget_lock_since(&mut self, cf: CfId, key: &[u8], since: usize) -> bool {
+        if self.get(cf, key).is_some() || self.lock_mode(cf, key).is_none() {
+            return false;
+        }
+        // Where the key is listed: searched from the innermost savepoint and the newest
+        // record (the row just read is usually the last lock recorded).
+        let first = since.saturating_sub(1);
+        let listed = self
+            .savepoints
+            .iter()
+            .enumerate()
+            .skip(first)
+            .rev()
+            .find_map(|(s, sp)| {
+                sp.locks
+                    .iter()
+                    .rposition(|l| l.cf() == cf && l.key() == key)
+                    .map(|i| (s, i))
+            });
+        match listed {
+            Some((s, i)) => {
+                if let Some(sp) = self.savepoints.get_mut(s) {
+                    sp.locks.remove(i);
+                    self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
+                }
+            }
+            // Recorded before the `since`-th savepoint (or with no savepoint open).
+            None if since > 0 => return false,
+            None => {}
+        }
+        if let Some(per_cf) = self.locks.get_mut(&cf) {
+            if per_cf.remove(key).is_some() {
+                self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
+            }
+            if per_cf.is_empty() {
+                self.locks.remove(&cf);
+            }
+        }
+        true
+    }
+
     /// The mode in which the transaction recorded a lock on `key` of `cf`, if it did.
     pub fn lock_mode(&self, cf: CfId, key: &[u8]) -> Option<LockMode> {
         self.locks.get(&cf).and_then(|m| m.get(key)).copied()
@@ -605,5 +654,47 @@ mod tests {
         assert_eq!(b.approximate_bytes(), 1 + ENTRY_OVERHEAD_BYTES);
         let all: Vec<_> = b.locked_keys().collect();
         assert_eq!(all, vec![(0, &b"a"[..], LockMode::Exclusive)]);
+    }
+
+    #[test]
+    fn forget_lock_since_keeps_older_and_written_keys() {
+        let mut b = WriteBuffer::new();
+        assert!(b.record_lock(0, b"old", LockMode::Exclusive));
+        b.set_savepoint();
+        assert!(b.record_lock(0, b"new", LockMode::Exclusive));
+        assert!(b.record_lock(0, b"w", LockMode::Exclusive));
+        b.put(0, b"w", b"v");
+        // A lock held before the savepoint stays, also when re-recorded after it.
+        assert!(!b.record_lock(0, b"old", LockMode::Exclusive));
+        assert!(!b.forget_lock_since(0, b"old", 1));
+        // A written key stays.
+        assert!(!b.forget_lock_since(0, b"w", 1));
+        // Not locked at all.
+        assert!(!b.forget_lock_since(0, b"none", 1));
+        // A savepoint depth deeper than the stack lists nothing.
+        assert!(!b.forget_lock_since(0, b"new", 2));
+        assert!(b.forget_lock_since(0, b"new", 1));
+        assert_eq!(b.lock_mode(0, b"new"), None);
+        assert!(!b.forget_lock_since(0, b"new", 1));
+        // A forgotten lock is no longer handed back by a rollback.
+        let released = b.rollback_to_savepoint().unwrap();
+        assert_eq!(released, vec![LockKey::new(0, b"w")]);
+        // Depth 0: any lock of the transaction, also one recorded with no savepoint open.
+        assert!(b.forget_lock_since(0, b"old", 0));
+        assert_eq!(b.num_locked_keys(), 0);
+        assert_eq!(b.approximate_bytes(), 0);
+    }
+
+    #[test]
+    fn forget_lock_since_finds_locks_of_released_inner_savepoints() {
+        let mut b = WriteBuffer::new();
+        b.set_savepoint();
+        b.set_savepoint();
+        assert!(b.record_lock(3, b"k", LockMode::Shared));
+        assert!(b.pop_savepoint().is_ok());
+        assert!(b.forget_lock_since(3, b"k", 1));
+        assert_eq!(b.num_locked_keys(), 0);
+        assert_eq!(b.approximate_bytes(), 0);
+        assert_eq!(b.rollback_to_savepoint().unwrap(), Vec::<LockKey>::new());
     }
 }

@@ -12,6 +12,12 @@
 //! (waited for), the gap lock over it (held, with the inserts recorded in its reservation
 //! waited for), the row lock of the key it stops on (a wait or a newer commit means reading
 //! again at the newest sequence number).
+//!
+//! A *stop key* ([`TxnIterator::set_stop`]) ends forward steps before a key, like an upper
+//! bound the caller may move between steps (MariaDB's end of range). A locking iterator
+//! does not lock the first key past it under read committed; with gap locks (repeatable
+//! read, serializable) it still locks that key and the gap before it, InnoDB's next-key lock
+//! on the first record past a range, and then ends there.
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -134,6 +140,8 @@ pub struct TxnIterator {
     seqno: SeqNo,
     /// Present for a locking iterator.
     lock: Option<ScanLock>,
+    /// Forward steps end before this key ([`TxnIterator::set_stop`]).
+    stop: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for TxnIterator {
@@ -169,6 +177,7 @@ impl TxnIterator {
             from_buffer: false,
             seqno,
             lock: None,
+            stop: None,
         })
     }
 
@@ -200,6 +209,29 @@ impl TxnIterator {
     /// Whether this is a locking iterator ([`crate::Transaction::iter_locking`]).
     pub fn is_locking(&self) -> bool {
         self.lock.is_some()
+    }
+
+    /// Sets (or with `None` clears) the stop key: from now on, a forward positioning
+    /// ([`TxnIterator::seek_to_first`], [`TxnIterator::seek`], [`TxnIterator::next`]) that
+    /// would settle on a key `>= stop` leaves the iterator not valid instead, as at the end
+    /// of its bounds (seek again to go on). A locking iterator does not lock that key, unless
+    /// it takes gap locks (repeatable read, serializable): then it locks it and the gap up to
+    /// it as before (InnoDB's next-key lock past a range) and only then ends. Backward steps
+    /// ignore the stop key.
+    pub fn set_stop(&mut self, stop: Option<&[u8]>) {
+        self.stop = stop.map(<[u8]>::to_vec);
+    }
+
+    /// Whether `key` is at or past the stop key.
+    fn past_stop(&self, key: &[u8]) -> bool {
+        self.stop.as_deref().is_some_and(|s| key >= s)
+    }
+
+    /// After a forward positioning: ends there if the key is at or past the stop key.
+    fn end_at_stop(&mut self) {
+        if self.valid && self.past_stop(&self.key) {
+            self.valid = false;
+        }
     }
 
     /// True when positioned on an entry.
@@ -360,7 +392,9 @@ impl TxnIterator {
         self.db.seek_to_first()?;
         let from = self.lower.clone();
         self.settle_forward(from.clone(), true)?;
-        self.lock_step(from, true, true)
+        self.lock_step(from, true, true)?;
+        self.end_at_stop();
+        Ok(())
     }
 
     /// Positions on the last visible key.
@@ -380,7 +414,9 @@ impl TxnIterator {
             _ => target.to_vec(),
         };
         self.settle_forward(Some(from.clone()), true)?;
-        self.lock_step(Some(from), true, true)
+        self.lock_step(Some(from), true, true)?;
+        self.end_at_stop();
+        Ok(())
     }
 
     /// Positions on the last visible key `<= target`.
@@ -410,7 +446,9 @@ impl TxnIterator {
             self.db.next()?;
         }
         self.settle_forward(Some(current.clone()), false)?;
-        self.lock_step(Some(current), false, true)
+        self.lock_step(Some(current), false, true)?;
+        self.end_at_stop();
+        Ok(())
     }
 
     /// Moves to the previous visible key.
@@ -534,9 +572,14 @@ impl TxnIterator {
                 from.map_or(upper_end, from_bound),
             )
         };
+        // Past the stop key without gap locks: the step ends there, nothing to lock.
+        let past_stop = forward && cand.as_deref().is_some_and(|k| self.past_stop(k));
         let Some(lock) = self.lock.as_mut() else {
             return Ok(Verdict::Done);
         };
+        if past_stop && lock.gap.is_none() {
+            return Ok(Verdict::Done);
+        }
         let mode = lock.mode;
         if let Some(gap) = lock.gap {
             // 1. Uncommitted inserts of earlier writers, between `from` and the candidate,

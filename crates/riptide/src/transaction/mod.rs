@@ -651,6 +651,25 @@ impl Transaction {
         )
     }
 
+    /// Releases this transaction's row lock on `key` of `cf` before the transaction ends,
+    /// if it was first taken since savepoint depth `since` (0: at any time in the
+    /// transaction; `k`: after the `k`-th open savepoint, counted from the outermost, was
+    /// set) and the transaction has not written `key`. This is InnoDB's `unlock_row`: a READ
+    /// COMMITTED statement lets go of a row it locked and then found it did not want
+    /// (the caller decides when that is safe; gap locks are never released early). Returns
+    /// whether a lock was released. Optimistic transactions hold no locks: `false`.
+    pub fn release_lock(&self, cf: &ColumnFamily, key: &[u8], since: usize) -> Result<bool> {
+        if self.shared.opts.concurrency != Concurrency::Pessimistic {
+            return Ok(false);
+        }
+        let mut st = self.shared.state.lock();
+        self.check_active(&st)?;
+        if !st.buffer.forget_lock_since(cf.id(), key, since) {
+            return Ok(false);
+        }
+        Ok(self.shared.db.locks.unlock(self.shared.id, cf.id(), key))
+    }
+
     /// Marks a savepoint. Savepoints nest.
     pub fn set_savepoint(&self) -> Result<()> {
         let mut st = self.shared.state.lock();
