@@ -1746,7 +1746,7 @@ static bool is_decodable_part_of(const KEY *key, const Field *f)
 void ha_riptide::plan_keyread()
 {
   decode_from_key= false;
-  if (iter_index == 0 || !keyread_enabled() || keyread != active_index ||
+  if (rindex(active_index) == 0 || !keyread_enabled() || keyread != active_index ||
       active_index >= table->s->keys)
     return;
   const KEY *key= &table->key_info[active_index];
@@ -2035,12 +2035,17 @@ void ha_riptide::position(const uchar *record)
     memcpy(ref, cur_pk.data(), 8);
 }
 
+/* The iterator is made by the first read that needs one: a primary key point read
+   (index_read_map of a whole primary key) is a get, and building a cursor over every table
+   of the index for it cost more than the get itself. */
 int ha_riptide::index_init(uint idx, bool)
 {
+  drop_iterator();
+  moved_keys.clear();
   active_index= idx;
-  int error= make_iterator(rindex(idx));
   cur_key.clear();
-  return error;
+  iter_stale= false;
+  return 0;
 }
 
 int ha_riptide::index_end()
@@ -2054,18 +2059,20 @@ int ha_riptide::index_end()
 int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
                                enum ha_rkey_function find_flag)
 {
-  if (!iter)
+  std::string prefix;
+  bool full= encode_key_tuple(active_index, key, keypart_map, &prefix);
+  /* A whole primary key read exactly is a get: no iterator needed. */
+  bool point_get= full && rindex(active_index) == 0 &&
+                  (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX);
+  if (!iter && !point_get)
     if (int error= make_iterator(rindex(active_index)))
       return error;
   plan_keyread();
-  std::string prefix;
-  bool full= encode_key_tuple(active_index, key, keypart_map, &prefix);
   bool backward= find_flag == HA_READ_BEFORE_KEY || find_flag == HA_READ_KEY_OR_PREV ||
                  find_flag == HA_READ_PREFIX_LAST ||
                  find_flag == HA_READ_PREFIX_LAST_OR_PREV;
   range_stop= backward ? std::string() : range_stop_of(active_index);
-  if (full && iter_index == 0 &&
-      (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX))
+  if (point_get)
   {
     /* A primary key point read: no iterator move (index_next re-seeks from cur_key). */
     bool found= false;
