@@ -32,10 +32,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use hdrhistogram::Histogram;
+use riptide_chart as chart;
 use serde::{Deserialize, Serialize};
 
 use crate::engines::{self, Engine, Kind, SyncMode};
-use crate::{chart, disk_usage, key_of, median, peak_rss_bytes, progress};
+use crate::{disk_usage, key_of, median, peak_rss_bytes, progress};
 
 /// The workloads, in the order they run and are reported.
 pub const WORKLOADS: [&str; 10] = [

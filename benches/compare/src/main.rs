@@ -7,7 +7,6 @@
 //! table with ratios, JSON, CSV and PNG charts into `target/bench-results/dbbench-<UTC time>/`
 //! (see [`dbbench`]). `--workload sustained|queue|txn` are the Riptide-only workloads.
 
-mod chart;
 mod dbbench;
 mod engines;
 mod queue;

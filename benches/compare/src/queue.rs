@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use riptide::{Db, Options, ReadOptions, SyncMode, WriteBatch};
 
-use crate::chart::{self, Series};
 use crate::median;
+use riptide_chart::{self as chart, Series};
 
 const WINDOW: Duration = Duration::from_secs(10);
 

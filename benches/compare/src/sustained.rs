@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use riptide::{Db, Options, SyncMode};
 
-use crate::chart::{self, Series};
 use crate::{dir_size, key_of, progress};
+use riptide_chart::{self as chart, Series};
 
 /// One per-second sample.
 #[derive(Clone)]

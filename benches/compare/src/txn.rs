@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use riptide::{Concurrency, Db, ErrorKind, Options, SyncMode, TransactionOptions};
 
-use crate::chart::{self, Series};
+use riptide_chart::{self as chart, Series};
 
 const KEY_SPACE: u64 = 1_000_000;
 const VALUE_SIZE: usize = 100;

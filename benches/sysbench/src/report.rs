@@ -66,6 +66,10 @@ pub struct EngineResult {
     /// The most anonymous memory (no page cache) the server had, sampled after the load and
     /// after every run, if capped.
     pub max_rss: Option<u64>,
+    /// The loading server's peak resident memory (`VmHWM`): the load's footprint.
+    pub load_peak_rss: Option<u64>,
+    /// The restarted server's peak resident memory (`VmHWM`) over all workloads.
+    pub run_peak_rss: Option<u64>,
     /// The server variables as the server reported them.
     pub settings: Vec<(String, String)>,
     /// One cell per workload run.
@@ -88,6 +92,8 @@ impl EngineResult {
             max_rss: None,
             load_rss: None,
             restart: None,
+            load_peak_rss: None,
+            run_peak_rss: None,
             settings: Vec::new(),
             cells: Vec::new(),
             error: None,
@@ -272,62 +278,43 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         let _ = writeln!(s, "{line}");
     }
 
-    // Latency.
-    let _ = writeln!(
-        s,
-        "\n## Latency (ms, p95 / p99, median of the runs)\n\n{}\n{}",
-        header_for(results, "p95 / p99"),
-        rule_for(results)
+    pair_table(
+        &mut s,
+        &setup.workloads,
+        results,
+        "Latency (ms, p95 / p99, median of the runs)",
+        "p95 / p99",
+        |c| (ms(c.and_then(Cell::p95)), ms(c.and_then(Cell::p99))),
     );
-    for w in &setup.workloads {
-        let mut line = format!("| {w} |");
-        for r in results {
-            let c = r.cell(w);
-            let _ = write!(
-                line,
-                " {} / {} |",
-                ms(c.and_then(Cell::p95)),
-                ms(c.and_then(Cell::p99))
-            );
-        }
-        let _ = writeln!(s, "{line}");
-    }
-
-    // Worst second and errors.
-    let _ = writeln!(
-        s,
-        "\n## Worst second (lowest per-second TPS over the measured runs) and ignored \
-         errors/s (deadlocks, lock waits)\n\n{}\n{}",
-        header_for(results, "worst s / err/s"),
-        rule_for(results)
-    );
-    for w in &setup.workloads {
-        let mut line = format!("| {w} |");
-        for r in results {
-            let c = r.cell(w);
-            let _ = write!(
-                line,
-                " {} / {} |",
+    pair_table(
+        &mut s,
+        &setup.workloads,
+        results,
+        "Worst second (lowest per-second TPS over the measured runs) and ignored errors/s \
+         (deadlocks, lock waits)",
+        "worst s / err/s",
+        |c| {
+            (
                 num(c.and_then(Cell::worst_second)),
-                num(c.and_then(Cell::errors))
-            );
-        }
-        let _ = writeln!(s, "{line}");
-    }
+                num(c.and_then(Cell::errors)),
+            )
+        },
+    );
 
     // Load and size.
     let _ = writeln!(
         s,
         "\n## Load, size on disk, memory\n\n| engine | load (prepare) | rows/s | engine files \
-         after load | data / cap | engine files at the end | whole datadir after load | anon \
-         memory after load | restart | peak cgroup memory | anon memory (max sampled) | limit \
-         hits |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+         after load | data / cap | engine files at the end | whole datadir after load | peak RSS \
+         loading | anon memory after load | restart | peak cgroup memory | anon memory (max \
+         sampled) | peak RSS workloads | limit hits |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for r in results {
         let secs = r.load.map(|d| d.as_secs_f64());
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.engine.display(),
             secs.map_or("-".into(), |x| format!("{x:.1} s")),
             num(secs.filter(|x| *x > 0.0).map(|x| rows as f64 / x)),
@@ -338,11 +325,13 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
             )),
             mib(r.engine_bytes_end),
             mib(r.datadir_bytes_loaded),
+            r.load_peak_rss.map_or("-".into(), mib),
             r.load_rss.map_or("-".into(), mib),
             r.restart
                 .map_or("-".into(), |d| format!("{:.1} s", d.as_secs_f64())),
             r.peak_memory.map_or("-".into(), mib),
             r.max_rss.map_or("-".into(), mib),
+            r.run_peak_rss.map_or("-".into(), mib),
             r.limit_hits.map_or("-".into(), |h| h.to_string()),
         );
     }
@@ -356,7 +345,9 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
          server; the columns after it cover that measured phase only. Peak cgroup memory \
          includes the page cache (reclaimable; a cap-high peak is normal for buffered I/O); \
          anon memory is the server's heap (caches, memtables, connections), read from \
-         memory.stat after the restart and after every run; limit hits = memory.failcnt \
+         memory.stat after the restart and after every run (capped runs only); peak RSS is \
+         the server process's VmHWM (/proc/<pid>/status: heap, stacks and binaries, no page \
+         cache), of the loading server and of the restarted one; limit hits = memory.failcnt \
          (allocations that made the kernel reclaim)."
     );
     if let Some(c) = setup.cap {
@@ -399,6 +390,32 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         }
     }
     s
+}
+
+/// Appends a section `title` with one row per workload and one "a / b" column per engine,
+/// the two values `pair` makes of that engine's cell (a dash for a missing cell or value).
+fn pair_table(
+    s: &mut String,
+    workloads: &[String],
+    results: &[EngineResult],
+    title: &str,
+    what: &str,
+    pair: impl Fn(Option<&Cell>) -> (String, String),
+) {
+    let _ = writeln!(
+        s,
+        "\n## {title}\n\n{}\n{}",
+        header_for(results, what),
+        rule_for(results)
+    );
+    for w in workloads {
+        let mut line = format!("| {w} |");
+        for r in results {
+            let (a, b) = pair(r.cell(w));
+            let _ = write!(line, " {a} / {b} |");
+        }
+        let _ = writeln!(s, "{line}");
+    }
 }
 
 fn header_for(results: &[EngineResult], what: &str) -> String {
@@ -483,12 +500,13 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
 pub fn engines_csv(setup: &Setup, results: &[EngineResult]) -> String {
     let mut s = String::from(
         "engine,load_seconds,engine_bytes_after_load,engine_bytes_at_end,datadir_bytes_after_load,\
-         cap_bytes,load_rss_bytes,restart_seconds,peak_memory_bytes,max_rss_bytes,limit_hits,error\n",
+         cap_bytes,load_peak_rss_bytes,load_rss_bytes,restart_seconds,peak_memory_bytes,\
+         max_rss_bytes,run_peak_rss_bytes,limit_hits,error\n",
     );
     for r in results {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.engine.sysbench_name(),
             r.load
                 .map_or(String::new(), |d| format!("{:.3}", d.as_secs_f64())),
@@ -496,11 +514,13 @@ pub fn engines_csv(setup: &Setup, results: &[EngineResult]) -> String {
             r.engine_bytes_end,
             r.datadir_bytes_loaded,
             setup.cap.map_or(String::new(), |c| c.to_string()),
+            r.load_peak_rss.map_or(String::new(), |m| m.to_string()),
             r.load_rss.map_or(String::new(), |m| m.to_string()),
             r.restart
                 .map_or(String::new(), |d| format!("{:.3}", d.as_secs_f64())),
             r.peak_memory.map_or(String::new(), |m| m.to_string()),
             r.max_rss.map_or(String::new(), |m| m.to_string()),
+            r.run_peak_rss.map_or(String::new(), |m| m.to_string()),
             r.limit_hits.map_or(String::new(), |m| m.to_string()),
             r.error.as_deref().map_or(String::new(), |e| format!(
                 "\"{}\"",
@@ -512,7 +532,7 @@ pub fn engines_csv(setup: &Setup, results: &[EngineResult]) -> String {
 }
 
 /// The chart's groups: per workload, (engine display name, median TPS).
-pub fn chart_groups(setup: &Setup, results: &[EngineResult]) -> Vec<crate::chart::Group> {
+pub fn chart_groups(setup: &Setup, results: &[EngineResult]) -> Vec<riptide_chart::Group> {
     setup
         .workloads
         .iter()
@@ -585,5 +605,20 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("NO memory cap"));
+        assert!(
+            md.contains(
+                "## Latency (ms, p95 / p99, median of the runs)\n\n| workload | Riptide p95 / \
+                 p99 | InnoDB p95 / p99 |\n|---|---:|---:|\n| oltp_point_select | 1.00 / 2.00 \
+                 | 1.00 / 2.00 |\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| workload | Riptide worst s / err/s | InnoDB worst s / err/s |\n|---|---:|---:|\n\
+                 | oltp_point_select | 150 / 0.0 | 50.0 / 0.0 |\n"
+            ),
+            "{md}"
+        );
     }
 }

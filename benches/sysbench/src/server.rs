@@ -24,6 +24,14 @@ const SERVER_TIMEOUT: Duration = Duration::from_secs(600);
 
 const MIB: u64 = 1024 * 1024;
 
+/// `MALLOC_ARENA_MAX` in every server's environment (all three engines alike). glibc gives
+/// each thread that allocates concurrently its own arena (up to 8 per core), and each arena
+/// keeps what was freed in it; measured on Riptide's server (4 x 250,000 rows, one minute of
+/// `oltp_update_index`, uncapped) that retained memory was 72 MiB of 434 MiB resident, and
+/// 61 MiB of MyRocks' 553 MiB (InnoDB, whose buffer pool is one mapping, gained nothing);
+/// throughput moved within this machine's noise (benches/RESULTS.md).
+pub const MALLOC_ARENA_MAX: &str = "2";
+
 /// The memory and durability settings every engine gets (module docs of `main.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
@@ -334,6 +342,15 @@ fn process_alive(pid: u32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
+/// The value of a `kB` field (`VmHWM`, `VmRSS`, ...) of a `/proc/<pid>/status` text, in bytes.
+fn status_bytes(status: &str, field: &str) -> Option<u64> {
+    status.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
 /// The last `n` lines of a text file, for error messages.
 pub fn tail(path: &Path, n: usize) -> String {
     let text = fs::read_to_string(path).unwrap_or_default();
@@ -455,7 +472,8 @@ impl Server {
         if is_root() {
             cmd.arg("--user=root");
         }
-        cmd.stdin(Stdio::null())
+        cmd.env("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX)
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let _ = fs::remove_file(paths.socket());
@@ -493,6 +511,16 @@ impl Server {
             Ok(None) => None,
             Err(e) => Some(format!("unknown ({e})")),
         }
+    }
+
+    /// The most memory the server process has had resident since it started (`VmHWM` of
+    /// `/proc/<pid>/status`, in bytes): its heap, stacks and mapped binaries, not the page
+    /// cache. Works with or without the cgroup (the shell that joins it `exec`s the server,
+    /// so the child's pid is the server's). None once the server has exited.
+    pub fn peak_rss(&self) -> Option<u64> {
+        let pid = self.child.as_ref()?.id();
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status_bytes(&status, "VmHWM")
     }
 
     /// Runs SQL through the command-line client; returns its tab-separated output.
@@ -643,5 +671,14 @@ mod tests {
             d.server_options(Engine::Rocksdb)
                 .contains(&"--rocksdb-flush-log-at-trx-commit=1".to_string())
         );
+    }
+
+    #[test]
+    fn status_bytes_reads_the_named_kib_field() {
+        let status = "Name:\tmariadbd\nVmHWM:\t  370688 kB\nVmRSS:\t  362112 kB\n";
+        assert_eq!(status_bytes(status, "VmHWM"), Some(370_688 * 1024));
+        assert_eq!(status_bytes(status, "VmRSS"), Some(362_112 * 1024));
+        assert_eq!(status_bytes(status, "VmSwap"), None);
+        assert_eq!(status_bytes("VmHWMx:\t1 kB\n", "VmHWM"), None);
     }
 }

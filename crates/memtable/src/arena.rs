@@ -1,10 +1,9 @@
 //! A bump allocator that hands out 8-byte-aligned blocks from large chunks and frees them all at
 //! once when it is dropped.
 //!
-//! This module contains no `unsafe`: chunks are `Vec<u64>` buffers whose *spare capacity* is
-//! handed out as raw pointers (obtained with [`Vec::as_mut_ptr`], which never materialises a
-//! reference to the buffer, so pointers handed out earlier stay valid). A chunk's vector keeps
-//! length 0 and is never touched again except to be dropped with the arena; the caller (the
+//! This module contains no `unsafe`: chunks are [`Chunk`]s (memory mapped from the kernel, so
+//! that dropping the arena returns it to the OS; see `chunk.rs`) handed out as raw pointers into
+//! them. A chunk is never touched again except to be unmapped with the arena; the caller (the
 //! skiplist) is the only one that reads or writes the memory, and it writes every byte before it
 //! reads it.
 
@@ -12,6 +11,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
+
+use crate::chunk::Chunk;
 
 /// Size of a regular chunk in bytes.
 pub(crate) const CHUNK_SIZE: usize = 1 << 20;
@@ -29,9 +30,9 @@ const _: () = assert!(ALIGN == 8 && ALIGN >= std::mem::align_of::<usize>());
 #[derive(Debug, Default)]
 struct Inner {
     /// The regular chunks; the last one is the one being bump-allocated from.
-    chunks: Vec<Vec<u64>>,
+    chunks: Vec<Chunk>,
     /// Dedicated chunks of huge blocks.
-    dedicated: Vec<Vec<u64>>,
+    dedicated: Vec<Chunk>,
     /// Offset in bytes of the first free byte of the current chunk.
     offset: usize,
     /// Bytes of the current chunk still free.
@@ -51,19 +52,6 @@ pub(crate) struct Arena {
     reserved: AtomicUsize,
 }
 
-/// Allocates a vector able to hold `words` `u64`s without touching its memory. Aborts the
-/// process (like every Rust allocation) if the system is out of memory.
-fn new_chunk(words: usize) -> Vec<u64> {
-    let mut v: Vec<u64> = Vec::new();
-    if v.try_reserve_exact(words).is_err() {
-        match std::alloc::Layout::array::<u64>(words) {
-            Ok(layout) => std::alloc::handle_alloc_error(layout),
-            Err(_) => std::process::abort(),
-        }
-    }
-    v
-}
-
 impl Arena {
     /// An empty arena; the first chunk is reserved on the first allocation.
     pub(crate) fn new() -> Self {
@@ -77,14 +65,14 @@ impl Arena {
         let words = size / ALIGN;
         let mut inner = self.inner.lock();
         let ptr = if size > DEDICATED_THRESHOLD {
-            let mut chunk = new_chunk(words);
+            let chunk = Chunk::new(words);
             let ptr = chunk.as_mut_ptr().cast::<u8>();
             inner.dedicated.push(chunk);
             inner.reserved = inner.reserved.saturating_add(size);
             ptr
         } else {
             if size > inner.remaining {
-                inner.chunks.push(new_chunk(CHUNK_SIZE / ALIGN));
+                inner.chunks.push(Chunk::new(CHUNK_SIZE / ALIGN));
                 inner.offset = 0;
                 inner.remaining = CHUNK_SIZE;
                 inner.reserved = inner.reserved.saturating_add(CHUNK_SIZE);
@@ -92,7 +80,7 @@ impl Arena {
             let offset = inner.offset;
             inner.offset += size;
             inner.remaining -= size;
-            match inner.chunks.last_mut() {
+            match inner.chunks.last() {
                 // `offset + size <= CHUNK_SIZE`, so the block lies inside the chunk's capacity.
                 Some(chunk) => chunk.as_mut_ptr().cast::<u8>().wrapping_add(offset),
                 // Unreachable: a chunk was pushed above if there was none (remaining was 0).
@@ -105,7 +93,7 @@ impl Arena {
         drop(inner);
         match NonNull::new(ptr) {
             Some(p) => p,
-            // A vector's buffer pointer is never null.
+            // A chunk's base pointer is never null.
             None => std::process::abort(),
         }
     }
@@ -116,7 +104,7 @@ impl Arena {
         self.usage.load(Ordering::Relaxed)
     }
 
-    /// Bytes reserved from the system allocator.
+    /// Bytes reserved from the system (mapped chunks).
     pub(crate) fn reserved(&self) -> usize {
         self.reserved.load(Ordering::Relaxed)
     }

@@ -7,9 +7,11 @@
 //! by [`riptide_common::key::compare_internal_keys`] (user key ascending, newest version first).
 //!
 //! **Arena.** Nodes are not individually allocated. Each node is one block bump-allocated from
-//! 1 MiB chunks (an entry bigger than 128 KiB gets a dedicated chunk of its own): its tower of
-//! next-pointers, a 16-byte header (key and value lengths), the encoded internal key, and the
-//! value, contiguously. An iterator's `key()`/`value()` are slices into the arena, no copy.
+//! 1 MiB chunks (an entry bigger than 128 KiB gets a dedicated chunk of its own), mapped from
+//! the kernel rather than taken from `malloc`, so a dropped memtable returns its memory to the
+//! OS instead of leaving holes in the heap. A node holds its tower of next-pointers, a 16-byte
+//! header (key and value lengths), the encoded internal key, and the value, contiguously. An
+//! iterator's `key()`/`value()` are slices into the arena, no copy.
 //! Nothing is freed before the memtable is dropped, then every chunk at once; this is what makes
 //! lock-free reading simple: a node, once seen, stays valid for as long as the list is alive
 //! (iterators own an `Arc` of it). The arena takes a short mutex per allocation; everything else
@@ -52,6 +54,7 @@
 //! [`MemtableList`] holds the active memtable and the queue of immutable ones awaiting flush.
 
 mod arena;
+mod chunk;
 mod iter;
 mod list;
 mod memtable;
