@@ -929,6 +929,8 @@ void ha_riptide::drop_iterator()
     }
   }
   iter_stale= false;
+  /* point_read locks as a duplicate check only while the hash lookup's iterator is open. */
+  iter_current= false;
 }
 
 bool ha_riptide::get_error_message(int error, String *buf)
@@ -1333,15 +1335,23 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
   {
     KEY *k= &form->key_info[i];
     char what[300];
-    if (k->flags & (HA_FULLTEXT | HA_SPATIAL) || k->algorithm == HA_KEY_ALG_LONG_HASH)
+    if (k->flags & (HA_FULLTEXT | HA_SPATIAL))
     {
-      snprintf(what, sizeof what, "FULLTEXT, SPATIAL and long UNIQUE indexes in "
+      snprintf(what, sizeof what, "FULLTEXT and SPATIAL indexes in "
                "ENGINE=RIPTIDE (index `%s`)", k->name.str);
       my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
       return HA_ERR_UNSUPPORTED;
     }
+    /* A long UNIQUE key (over a whole BLOB/TEXT, wider than max_supported_key_length(),
+       or USING HASH): the server indexes its hidden VIRTUAL hash column DB_ROW_HASH_<n>
+       (computed into the record before every write) and checks duplicates itself with an
+       exact index read of the hash (handler::check_duplicate_long_entry_key). Riptide
+       stores it as a NON-unique index (rows may share a hash); index_read_map makes that
+       read safe against concurrent inserts (hash_lookup_prepare). */
+    bool long_hash= k->algorithm == HA_KEY_ALG_LONG_HASH;
     for (uint j= 0; j < k->user_defined_key_parts; j++)
-      if (!k->key_part[j].field->stored_in_db())
+      if (!k->key_part[j].field->stored_in_db() &&
+          !(k->key_part[j].field->flags & LONG_UNIQUE_HASH_FIELD))
       {
         snprintf(what, sizeof what, "indexes on VIRTUAL generated columns in "
                  "ENGINE=RIPTIDE (index `%s`; make the column STORED)", k->name.str);
@@ -1350,7 +1360,7 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
       }
     bool primary= pk && i == form->s->primary_key;
     specs.push_back({primary ? RIPTIDE_INDEX_PRIMARY : RIPTIDE_INDEX_SECONDARY,
-                     primary || (k->flags & HA_NOSAME) != 0,
+                     primary || (!long_hash && (k->flags & HA_NOSAME) != 0),
                      uint16_t(k->user_defined_key_parts), k->name.str});
   }
   char *err= nullptr;
@@ -1571,8 +1581,9 @@ int ha_riptide::delete_row(const uchar *buf)
   return 0;
 }
 
-/* An iterator over Riptide index `index` of this table, within the connection's session. */
-int ha_riptide::make_iterator(uint index)
+/* An iterator over Riptide index `index` of this table, within the connection's session;
+   `current`: a long UNIQUE key's duplicate check (hash_lookup_prepare). */
+int ha_riptide::make_iterator(uint index, bool current)
 {
   drop_iterator();
   moved_keys.clear();
@@ -1590,14 +1601,17 @@ int ha_riptide::make_iterator(uint index)
      rows, each locked, and next-key locks on what it walks, so that other sessions' inserts
      there wait. Plain reads scan the snapshot. */
   riptide_status_t st=
-      riptide_hsession_iter_create_locking(s, share->table, index, row_lock_code(), &iter, &err);
+      current ? riptide_hsession_iter_create_current(s, share->table, index, &iter, &err)
+              : riptide_hsession_iter_create_locking(s, share->table, index, row_lock_code(),
+                                                     &iter, &err);
   if (st != RIPTIDE_OK)
   {
     iter= nullptr;
     return status_error(st, err);
   }
   iter_index= index;
-  iter_locking= lock_rows != Riptide_row_lock::NONE;
+  iter_current= current;
+  iter_locking= !current && lock_rows != Riptide_row_lock::NONE;
   get_trx(ha_thd())->iterators.insert(this);
   return 0;
 }
@@ -1952,8 +1966,17 @@ int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
     return error;
   char *v= nullptr, *err= nullptr;
   size_t len= 0;
-  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(),
-                                                row_lock_code(), &v, &len, found, &err);
+  /* The rows a long UNIQUE key's duplicate check finds are read as committed now (a
+     locking read: current reads), not in the snapshot, and stay locked: shared for an
+     INSERT, exclusive when the statement goes on to replace or update the duplicate
+     (REPLACE, INSERT ... ON DUPLICATE KEY UPDATE), as InnoDB locks the duplicates its
+     unique checks find. */
+  int32_t lock= row_lock_code();
+  if (iter_current)
+    lock= ha_thd()->lex->duplicates == DUP_ERROR ? RIPTIDE_ROW_LOCK_SHARED
+                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE;
+  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
+                                                &v, &len, found, &err);
   if (st != RIPTIDE_OK)
     return status_error(st, err);
   if (*found)
@@ -2056,6 +2079,32 @@ int ha_riptide::index_end()
   return 0;
 }
 
+/* Before the exact read of a long UNIQUE key's hash `prefix` (index prefix included):
+   the server's duplicate check (check_duplicate_long_entry_key; the optimizer never reads
+   these keys). Its read alone would be a race: two sessions inserting one value could both
+   find no row, the other's being uncommitted (and, under REPEATABLE READ, not in the
+   snapshot even once committed). So the hash value is locked first, exclusively, until
+   the transaction ends (riptide_hsession_lock_value: the same lock-only key the engine's
+   own unique checks take), and the read goes to a new iterator over the newest committed
+   entries merged with the session's own (riptide_hsession_iter_create_current), made
+   after the lock: a second session checking the value waits for the first to end, then
+   sees its row. No gap locks: inserts of other values never wait. */
+int ha_riptide::hash_lookup_prepare(const std::string &prefix)
+{
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  uint ri= rindex(active_index);
+  size_t skip= share->prefixes[ri].size();
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_lock_value(s, share->table, ri, prefix.data() + skip,
+                                                   prefix.size() - skip, &err);
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  return make_iterator(ri, true);
+}
+
 int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
                                enum ha_rkey_function find_flag)
 {
@@ -2064,7 +2113,13 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
   /* A whole primary key read exactly is a get: no iterator needed. */
   bool point_get= full && rindex(active_index) == 0 &&
                   (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX);
-  if (!iter && !point_get)
+  if (full && find_flag == HA_READ_KEY_EXACT &&
+      table->key_info[active_index].algorithm == HA_KEY_ALG_LONG_HASH)
+  {
+    if (int error= hash_lookup_prepare(prefix))
+      return error;
+  }
+  else if (!point_get && (!iter || iter_current))
     if (int error= make_iterator(rindex(active_index)))
       return error;
   plan_keyread();

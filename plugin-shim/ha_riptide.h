@@ -137,6 +137,9 @@ private:
      committed rows, locks each row it returns and, under REPEATABLE READ and SERIALIZABLE,
      the gaps it walks (riptide_hsession_iter_create_locking). */
   bool iter_locking= false;
+  /* The iterator reads the newest committed entries without locks: a long UNIQUE key's
+     duplicate check (hash_lookup_prepare); the rows it finds are read locked. */
+  bool iter_current= false;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
   /* Where the current range ends (from handler::end_range, taken when a read positions the
      iterator), as a stop key for forward steps; empty: none (range_stop_of). */
@@ -190,7 +193,8 @@ private:
   int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
   void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
                        bool *has_null);
-  int make_iterator(uint index);
+  int make_iterator(uint index, bool current= false);
+  int hash_lookup_prepare(const std::string &prefix);
   int read_from_iterator(uchar *buf, bool forward);
   int step(bool forward);
   int resync_iterator(bool forward);

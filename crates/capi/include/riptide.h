@@ -1070,6 +1070,39 @@ enum riptide_status_t riptide_hsession_iter_create_locking(struct riptide_hsessi
                                                            struct riptide_txn_iter_t **iter,
                                                            char **errmsg);
 
+// Like `riptide_hsession_iter_create`, but the iterator reads the newest committed entries
+// merged with the session's own, whatever the session's snapshot, and locks nothing. With
+// `riptide_hsession_lock_value` first it is the duplicate check of a MariaDB long UNIQUE
+// key (the server's index read of the key's hash).
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_iter_create_current(struct riptide_hsession_t *session,
+                                                           const struct riptide_htable_t *table,
+                                                           size_t index,
+                                                           struct riptide_txn_iter_t **iter,
+                                                           char **errmsg);
+
+// Locks the value `(key, key_len)` (the secondary key bytes, without the index id) of
+// secondary index `index` of `table` exclusively until the session's transaction ends,
+// as the engine's own unique checks do, without reading anything: waits while another
+// session holds it (`RIPTIDE_TIMED_OUT`, `RIPTIDE_DEADLOCK`). The MariaDB handler takes
+// it before the server's duplicate check of a long UNIQUE key, so that two sessions
+// inserting one value check one after the other. `RIPTIDE_INVALID_ARGUMENT` if `index` is
+// not a secondary index.
+//
+// # Safety
+//
+// `session` and `table` NULL or live; `key` readable for `key_len` bytes; `errmsg` NULL or
+// writable.
+enum riptide_status_t riptide_hsession_lock_value(struct riptide_hsession_t *session,
+                                                  const struct riptide_htable_t *table,
+                                                  size_t index,
+                                                  const char *key,
+                                                  size_t key_len,
+                                                  char **errmsg);
+
 // `CHECK TABLE`: verifies `table` as the session sees it: every row has, in every
 // secondary index, the entry `keys_fn` computes for it, and every secondary entry points
 // to an existing row whose key for that index is the entry's key; a row `keys_fn` cannot

@@ -1299,6 +1299,72 @@ pub unsafe extern "C" fn riptide_hsession_iter_create_locking(
     }
 }
 
+/// Like `riptide_hsession_iter_create`, but the iterator reads the newest committed entries
+/// merged with the session's own, whatever the session's snapshot, and locks nothing. With
+/// `riptide_hsession_lock_value` first it is the duplicate check of a MariaDB long UNIQUE
+/// key (the server's index read of the key's hash).
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_iter_create_current(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let s = &arg_ref(session, "session")?.session;
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            let it = s.iter_current(t, index)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
+/// Locks the value `(key, key_len)` (the secondary key bytes, without the index id) of
+/// secondary index `index` of `table` exclusively until the session's transaction ends,
+/// as the engine's own unique checks do, without reading anything: waits while another
+/// session holds it (`RIPTIDE_TIMED_OUT`, `RIPTIDE_DEADLOCK`). The MariaDB handler takes
+/// it before the server's duplicate check of a long UNIQUE key, so that two sessions
+/// inserting one value check one after the other. `RIPTIDE_INVALID_ARGUMENT` if `index` is
+/// not a secondary index.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `key` readable for `key_len` bytes; `errmsg` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_lock_value(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+    key: *const c_char,
+    key_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            // SAFETY: forwarded contract.
+            let key = bytes(key, key_len, "key")?;
+            s.lock_value(t, index, key)
+        })
+    }
+}
+
 /// What `riptide_hsession_check_table` calls for each row: computes the row's secondary keys
 /// from its primary key `(pk, pk_len)` and row bytes `(row, row_len)` (as stored by
 /// `riptide_hsession_insert`), one per secondary index, into `keys[0..nkeys]`. The key bytes

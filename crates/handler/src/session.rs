@@ -433,6 +433,40 @@ impl Session {
         Ok(self.txn.iter(&self.store.data, opts)?)
     }
 
+    /// An iterator over index `n` of `table` at the newest committed state merged with
+    /// this transaction's writes, whatever the snapshot, taking no lock (see
+    /// `riptide::Transaction::iter_current`). With [`Session::lock_value`] first, it is the
+    /// duplicate check of a MariaDB long UNIQUE key: the lock makes a concurrent writer of
+    /// the value wait, this read then sees what it committed.
+    pub fn iter_current(&self, table: &Table, n: usize) -> Result<TxnIterator> {
+        let prefix = table.index_prefix(n)?;
+        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        Ok(self.txn.iter_current(&self.store.data, opts)?)
+    }
+
+    /// Locks the value `key` of secondary index `n` (`n` >= 1) exclusively until the
+    /// transaction ends, as a unique check does (the same lock-only key in the dictionary
+    /// column family), without looking for rows: waits while another transaction holds it
+    /// (`TimedOut`, `Deadlock` as a row lock). MariaDB checks long UNIQUE keys itself
+    /// (an index read of the key's hash); the handler takes this lock before that read so
+    /// that two transactions checking one value run one after the other.
+    pub fn lock_value(&self, table: &Table, n: usize, key: &[u8]) -> Result<()> {
+        if n == 0 || n > table.secondary_count() {
+            return Err(Error::invalid_argument(format!(
+                "lock value: table id {} has no secondary index {n}",
+                table.id()
+            ))
+            .into());
+        }
+        let id = table.index(n)?.id;
+        self.txn
+            .get_for_update(&self.store.dd, &lock_key(id, key), true)?;
+        Ok(())
+    }
+
     /// A locking iterator over index `n` of `table` (InnoDB's locking reads: `FOR UPDATE`,
     /// `LOCK IN SHARE MODE`, SERIALIZABLE reads, the source scans of `INSERT ... SELECT`,
     /// `UPDATE`, `DELETE`): reads the newest committed entries merged with this

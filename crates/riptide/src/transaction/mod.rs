@@ -571,6 +571,27 @@ impl Transaction {
         )
     }
 
+    /// Like [`Transaction::iter`], but over the newest committed data (merged with this
+    /// transaction's writes) whatever the snapshot, read as of this call, and without taking
+    /// any lock. For a check after a lock that serialises the writers of what it looks for
+    /// (the MariaDB handler's long UNIQUE keys: the server's duplicate check locks the hash
+    /// value, then reads with this): under repeatable read the snapshot would miss what the
+    /// lock's previous holder committed. `opts.snapshot` is ignored.
+    pub fn iter_current(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<TxnIterator> {
+        {
+            let st = self.shared.state.lock();
+            self.check_active(&st)?;
+        }
+        let seqno = self.shared.db.last_seqno.load(Ordering::Acquire);
+        TxnIterator::new(
+            Arc::clone(&self.shared),
+            cf.clone(),
+            seqno,
+            opts.lower_bound,
+            opts.upper_bound,
+        )
+    }
+
     /// A *locking* iterator (pessimistic transactions only): InnoDB's locking reads
     /// (`SELECT ... FOR UPDATE` / `LOCK IN SHARE MODE`, serializable reads, the source scans of
     /// `INSERT ... SELECT`, `UPDATE` and `DELETE`). Unlike [`Transaction::iter`] it reads the
