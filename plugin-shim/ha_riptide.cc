@@ -43,6 +43,10 @@ constexpr char ROW_FORMAT_V2= 2;
 constexpr size_t CHECK_REPORT_LIMIT= 20;
 /* records_in_range counts at most this many keys (then extrapolates). */
 constexpr uint64_t RANGE_COUNT_LIMIT= 1000;
+/* read_time: a seek into the primary key, and each row read from it in key order, in
+   MariaDB's cost unit (one random row read). */
+constexpr double PK_SEEK_COST= 0.5;
+constexpr double PK_ROW_COST= 1.0 / 20;
 
 handlerton *riptide_hton= nullptr;
 riptide_db_t *riptide_db= nullptr;
@@ -2479,6 +2483,24 @@ ha_rows ha_riptide::records_in_range(uint inx, const key_range *min_key,
     return 10;
   }
   return ha_rows(count ? count : 1);
+}
+
+/* The cost of reading `rows` rows in `ranges` ranges of index `index`, in MariaDB's unit
+   (one random row read). A secondary index: the handler's default, ranges + rows (every
+   row is a primary key lookup after its index entry). The primary key is clustered (the
+   row is the index entry): a seek per range, then the rows follow in key order (1/20 of a
+   random read each, as MyRocks' ha_rocksdb::read_time). The seek costs less than a row
+   read so that an equality on the whole primary key (one seek, one row) always costs less
+   than any row found through a secondary index (MariaDB charges that one row read plus the
+   secondary seek): with the default (ranges + rows = 2 for a point read), UPDATE t SET ..
+   WHERE <every primary key part> = .. picked a secondary index on one of the key parts
+   whenever its range held a row or two, and that index's locking scan then row-locked
+   other rows with the same value (other connections' rows: deadlocks). */
+double ha_riptide::read_time(uint index, uint ranges, ha_rows rows)
+{
+  if (!table || index != table->s->primary_key)
+    return handler::read_time(index, ranges, rows);
+  return rows2double(ranges) * PK_SEEK_COST + rows2double(rows) * PK_ROW_COST;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ public:
                              enum thr_lock_type lock_type) override;
   ha_rows records_in_range(uint inx, const key_range *min_key,
                            const key_range *max_key, page_range *pages) override;
+  double read_time(uint index, uint ranges, ha_rows rows) override;
   bool get_error_message(int error, String *buf) override;
   int check(THD *thd, HA_CHECK_OPT *check_opt) override;
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;

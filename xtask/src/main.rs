@@ -83,6 +83,10 @@ enum Verb {
         /// Seed of the first round (default: from the clock; printed for replay).
         #[arg(long)]
         seed: Option<u64>,
+        /// With --mariadb: fail on a deadlock error instead of counting it (what
+        /// `cargo xtask test` runs).
+        #[arg(long, requires = "mariadb")]
+        fail_on_deadlock: bool,
     },
     /// Fuzzing: builds the cargo-fuzz targets of `fuzz/` with the nightly toolchain, writes
     /// their seed corpora, then runs each for the given time, one after the other
@@ -192,8 +196,9 @@ fn test(no_lint: bool) -> Result<()> {
         .to_vec(),
         Vec::new(),
     )?;
-    // Two rounds of the MariaDB crash test: one with the binary log, one without.
-    mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None)?;
+    // Two rounds of the MariaDB crash test: one with the binary log, one without; a
+    // deadlock fails them.
+    mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None, true)?;
     // The side-by-side benchmarks in their small form (issue 7): the library suite on
     // Riptide and fjall, then sysbench on Riptide, InnoDB and MyRocks in a memory cgroup.
     bench(false, false, true, Vec::new())?;
@@ -315,12 +320,14 @@ fn main() -> Result<()> {
             seed,
             rounds,
             mariadb: true,
+            fail_on_deadlock,
         } => mariadb_crash::crash_mariadb(
             rounds.map_or(
                 mariadb_crash::Length::Minutes(minutes),
                 mariadb_crash::Length::Rounds,
             ),
             seed,
+            fail_on_deadlock,
         ),
         Verb::Fuzz { seconds, targets } => fuzz::fuzz(seconds, targets),
         Verb::Bench {

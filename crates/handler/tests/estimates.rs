@@ -1,0 +1,133 @@
+//! `Table::estimate_range` (what `records_in_range` asks) on a table shaped like the MariaDB
+//! crash test's t3: primary key (g, n), UNIQUE (v), KEY kn (n, v). The estimate of a prefix of
+//! kn (`n = 5`) counts the committed entries in every part of the LSM (tables below, memtable
+//! above), after rows moved into and out of the range and were deleted, and not another
+//! session's uncommitted rows.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use riptide_handler::SessionOptions;
+
+/// The primary key of row (g, n): g then n, as the shim's memcomparable encoding orders them.
+fn pk(g: u8, n: u8) -> Vec<u8> {
+    vec![b'g', g, n]
+}
+
+/// The kn entry of a row: (n, v).
+fn kn(n: u8, v: u8) -> Vec<u8> {
+    vec![n, v]
+}
+
+/// The committed rows the estimate must count: (g, n) -> v.
+type Model = BTreeMap<(u8, u8), u8>;
+
+fn count_n(m: &Model, n: u8) -> u64 {
+    m.keys().filter(|(_, rn)| *rn == n).count() as u64
+}
+
+#[test]
+fn prefix_estimate_counts_committed_entries_in_tables_and_memtable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine
+        .create_table(
+            b"t3",
+            &[primary(), secondary("uv", true), secondary("kn", false)],
+            1,
+        )
+        .unwrap();
+    let mut m = Model::new();
+
+    // 120 rows, n = g % 15: 8 per n value, then flushed into a table.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    for g in 0..120u8 {
+        let (n, v) = (g % 15, g);
+        s.insert(&t, &pk(g, n), &[k(&[v]), k(&kn(n, v))], b"row")
+            .unwrap();
+        m.insert((g, n), v);
+    }
+    s.commit().unwrap();
+    drop(s);
+    db.flush().unwrap();
+    // The range of n = 5: from the encoded prefix [5] to its successor [6], as the shim asks.
+    assert_eq!(t.estimate_range(2, &[5], Some(&[6]), 1000).unwrap(), 8);
+
+    // In the memtable, over the table: rows move from n = 7 to n = 5 (their primary key and
+    // kn entry change), some n = 5 rows are deleted, others are rewritten in place.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    for g in (7..120u8).step_by(15).take(5) {
+        let v = m.remove(&(g, 7)).unwrap();
+        s.update(
+            &t,
+            &pk(g, 7),
+            &[k(&[v]), k(&kn(7, v))],
+            &pk(g, 5),
+            &[k(&[v]), k(&kn(5, v))],
+            b"moved",
+        )
+        .unwrap();
+        m.insert((g, 5), v);
+    }
+    for g in [5u8, 20] {
+        let v = m.remove(&(g, 5)).unwrap();
+        s.delete(&t, &pk(g, 5), &[k(&[v]), k(&kn(5, v))]).unwrap();
+    }
+    let v = m[&(35, 5)];
+    s.update(
+        &t,
+        &pk(35, 5),
+        &[k(&[v]), k(&kn(5, v))],
+        &pk(35, 5),
+        &[k(&[v]), k(&kn(5, v))],
+        b"rewritten",
+    )
+    .unwrap();
+    s.commit().unwrap();
+    drop(s);
+    let want = count_n(&m, 5);
+    assert_eq!(want, 8 + 5 - 2);
+    assert_eq!(t.estimate_range(2, &[5], Some(&[6]), 1000).unwrap(), want);
+    assert_eq!(t.estimate_range(2, &[7], Some(&[8]), 1000).unwrap(), 8 - 5);
+
+    // Another session's uncommitted rows with n = 5 are not counted.
+    let mut other = engine.begin_session(SessionOptions::default()).unwrap();
+    for g in 200..210u8 {
+        other
+            .insert(&t, &pk(g, 5), &[k(&[g]), k(&kn(5, g))], b"open")
+            .unwrap();
+    }
+    assert_eq!(t.estimate_range(2, &[5], Some(&[6]), 1000).unwrap(), want);
+    other.rollback().unwrap();
+    drop(other);
+
+    // The same after a flush (memtable and table merged by the iterator) and a compaction.
+    db.flush().unwrap();
+    assert_eq!(t.estimate_range(2, &[5], Some(&[6]), 1000).unwrap(), want);
+    t.compact().unwrap();
+    assert_eq!(t.estimate_range(2, &[5], Some(&[6]), 1000).unwrap(), want);
+
+    // A full primary key (one row) and a prefix of it (g = 35: one row, n = 5).
+    assert_eq!(
+        t.estimate_range(0, &pk(35, 5), Some(&pk(35, 6)), 1000)
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        t.estimate_range(0, &[b'g', 35], Some(&[b'g', 36]), 1000)
+            .unwrap(),
+        1
+    );
+    // At the limit: at least the limit, and at least a quarter of the row estimate.
+    assert_eq!(t.row_estimate(), m.len() as u64);
+    let at_limit = t.estimate_range(2, &[], None, 10).unwrap();
+    assert!(
+        at_limit >= 10 && at_limit >= t.row_estimate() / 4,
+        "{at_limit}"
+    );
+    drop(t);
+    close(db, engine);
+}
