@@ -72,6 +72,7 @@ uint sv_l0_stop_trigger;
 uint sv_bloom_bits_per_key;
 uint sv_max_open_files;
 ulonglong sv_target_file_size;
+ulonglong sv_max_total_wal_size;
 my_bool sv_young_space_bound;
 char *sv_data_dir;
 
@@ -146,6 +147,11 @@ MYSQL_SYSVAR_ULONGLONG(target_file_size, sv_target_file_size, RO_VAR,
                        "Target size of tables written by compaction, in bytes (RocksDB "
                        "target_file_size_base)",
                        nullptr, nullptr, 64 * MiB, 4 * KiB, TiB, 0);
+MYSQL_SYSVAR_ULONGLONG(max_total_wal_size, sv_max_total_wal_size, RO_VAR,
+                       "WAL bytes a column family's memtable may hold back before it is "
+                       "flushed; 0: 4x riptide_db_write_buffer_size (RocksDB "
+                       "max_total_wal_size)",
+                       nullptr, nullptr, 0, 0, TiB, 0);
 MYSQL_SYSVAR_BOOL(young_space_bound, sv_young_space_bound, PLUGIN_VAR_READONLY,
                   "While a table space is small next to riptide_write_buffer_size, flush "
                   "and merge earlier so the disk holds at most about 1.5x the data (costs "
@@ -174,6 +180,7 @@ struct st_mysql_sys_var *riptide_system_variables[]= {
     MYSQL_SYSVAR(bloom_bits_per_key),
     MYSQL_SYSVAR(max_open_files),
     MYSQL_SYSVAR(target_file_size),
+    MYSQL_SYSVAR(max_total_wal_size),
     MYSQL_SYSVAR(young_space_bound),
     MYSQL_SYSVAR(data_dir),
     MYSQL_SYSVAR(lock_wait_timeout),
@@ -775,6 +782,8 @@ bool apply_options(riptide_options_t *opts)
                riptide_options_set_max_open_files(opts, sv_max_open_files, &err)) &&
          check("target_file_size",
                riptide_options_set_target_file_size(opts, sv_target_file_size, &err)) &&
+         check("max_total_wal_size",
+               riptide_options_set_max_total_wal_size(opts, sv_max_total_wal_size, &err)) &&
          check("young_space_bound",
                riptide_options_set_young_space_bound(opts, sv_young_space_bound, &err));
 }
@@ -1301,6 +1310,7 @@ int ha_riptide::open(const char *name, int, uint)
 int ha_riptide::close(void)
 {
   drop_iterator();
+  alter_copy.abort();
   return 0;
 }
 
@@ -1504,8 +1514,15 @@ int ha_riptide::write_row(const uchar *buf)
   if (table->next_number_field && buf == table->record[0])
     if (int error= update_auto_increment())
       return error;
+  if (alter_copy.failed_marked())
+  {
+    last_error= "ALTER TABLE copy into " + open_name +
+                ": the table is marked temporary and its copy session could not begin";
+    return HA_ERR_RIPTIDE;
+  }
   int error= 0;
-  riptide_hsession_t *s= session(&error);
+  /* Rows of an ALTER TABLE copy go to the copy's own session, committed in pieces. */
+  riptide_hsession_t *s= alter_copy.active() ? alter_copy.session() : session(&error);
   if (!s)
     return error;
   char *err= nullptr;
@@ -1528,6 +1545,15 @@ int ha_riptide::write_row(const uchar *buf)
   if (st != RIPTIDE_OK)
     return row_error(st, err, dup);
   observe_autoinc(buf);
+  if (alter_copy.active())
+  {
+    size_t bytes= key_buf.size() + val_buf.size();
+    for (const std::string &k : sec_bufs)
+      bytes+= k.size() + key_buf.size();
+    st= alter_copy.row_written(bytes, &err);
+    if (st != RIPTIDE_OK)
+      return status_error(st, err);
+  }
   return 0;
 }
 
@@ -2346,7 +2372,69 @@ int ha_riptide::info(uint flag)
   return 0;
 }
 
-int ha_riptide::extra(enum ha_extra_function) { return 0; }
+int ha_riptide::extra(enum ha_extra_function operation)
+{
+  switch (operation)
+  {
+  case HA_EXTRA_BEGIN_COPY:
+  case HA_EXTRA_BEGIN_ALTER_IGNORE_COPY:
+    return begin_alter_copy();
+  case HA_EXTRA_END_COPY:
+    return end_alter_copy();
+  case HA_EXTRA_ABORT_COPY:
+    /* The server drops the table next, with the pieces committed so far. */
+    alter_copy.abort();
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+/* extra(HA_EXTRA_BEGIN_COPY) on the new table of an ALTER TABLE copy (alter_copy.h). Also
+   sent for CREATE TABLE ... SELECT, which stays one transaction (a #sql-alter name only
+   ever names an ALTER's table). The server ignores the result: if the copy session cannot
+   begin, the rows go to the connection's transaction as before (logged), unless the
+   table stays marked temporary: then write_row and END_COPY fail the ALTER. */
+int ha_riptide::begin_alter_copy()
+{
+  if (!riptide_is_alter_copy_name(open_name))
+    return 0;
+  char *err= nullptr;
+  /* Marked temporary while the copy runs: only the new table of an ALTER of a base table
+     gets a #sql-alter name (an ALTER of a TEMPORARY table copies into a
+     build_tmptable_filename() name, created temporary; sql_alter.cc). table->s->tmp_table
+     cannot tell: the server opens every #sql-alter table as an internal temporary one. */
+  riptide_status_t st= alter_copy.begin(riptide_handler, open_name, true, &err);
+  if (st != RIPTIDE_OK)
+    sql_print_warning("RIPTIDE: ALTER TABLE copy into %s: cannot commit in pieces%s: %s",
+                      open_name.c_str(),
+                      alter_copy.failed_marked() ? " (the ALTER fails)"
+                                                 : ", copying in one transaction",
+                      take_message(st, err).c_str());
+  return 0;
+}
+
+/* extra(HA_EXTRA_END_COPY): the last piece is committed and the table unmarked; an error
+   makes the server abort the ALTER (and drop this table). */
+int ha_riptide::end_alter_copy()
+{
+  if (alter_copy.failed_marked())
+  {
+    last_error= "ALTER TABLE copy into " + open_name +
+                ": the table is marked temporary and its copy session could not begin";
+    return HA_ERR_RIPTIDE;
+  }
+  if (!alter_copy.active())
+    return 0;
+  char *err= nullptr;
+  riptide_status_t st= alter_copy.finish(&err);
+  if (st != RIPTIDE_OK)
+  {
+    alter_copy.abort();
+    return status_error(st, err);
+  }
+  return 0;
+}
 
 int ha_riptide::reset()
 {
@@ -2361,7 +2449,12 @@ int ha_riptide::reset()
 int ha_riptide::external_lock(THD *thd, int lock_type)
 {
   if (lock_type == F_UNLCK)
+  {
+    /* A copy that ended without HA_EXTRA_END_COPY failed (or was killed): the server
+       drops the table. */
+    alter_copy.abort();
     return 0;
+  }
   return start_stmt(thd, TL_UNLOCK);
 }
 

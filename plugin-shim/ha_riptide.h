@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "riptide.h"
+#include "alter_copy.h"
 
 /* Per-table state shared by every open handler of one table (one TABLE_SHARE). */
 class Riptide_share : public Handler_share
@@ -173,6 +174,10 @@ private:
   uint dup_key= uint(-1);
   /* Message of the last HA_ERR_RIPTIDE. */
   std::string last_error;
+  /* An ALTER TABLE copy into this (#sql-alter) table, committed in pieces: between
+     extra(HA_EXTRA_BEGIN_COPY) and HA_EXTRA_END_COPY / HA_EXTRA_ABORT_COPY, rows go to its
+     session, not the connection's (alter_copy.h). */
+  Riptide_alter_copy alter_copy;
 
   Riptide_share *get_share(const char *name, int *error);
   riptide_hsession_t *session(int *error);
@@ -211,4 +216,6 @@ private:
   int icp_error(int verdict);
   int row_error(riptide_status_t st, char *err, size_t dup_index);
   void observe_autoinc(const uchar *record);
+  int begin_alter_copy();
+  int end_alter_copy();
 };

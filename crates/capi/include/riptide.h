@@ -665,6 +665,21 @@ enum riptide_status_t riptide_handler_drop_table(struct riptide_handler_t *handl
                                                  bool *existed,
                                                  char **errmsg);
 
+// Marks table `name` temporary (`temporary` true: the next open of the handler drops it
+// with its rows, as a table made by [`riptide_handler_create_temporary_table`]) or removes
+// the mark (false). The plugin marks the target of an ALTER TABLE copy while it commits the
+// copied rows in pieces, so a crash mid-copy leaves no half-copied table, and unmarks it
+// when the copy is complete. `RIPTIDE_NOT_FOUND` if the table does not exist.
+//
+// # Safety
+//
+// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+enum riptide_status_t riptide_handler_mark_temporary(struct riptide_handler_t *handler,
+                                                     const char *name,
+                                                     size_t name_len,
+                                                     bool temporary,
+                                                     char **errmsg);
+
 // Renames table `from` to `to`: `RIPTIDE_NOT_FOUND` if `from` does not exist,
 // `RIPTIDE_BUSY` if `to` does.
 //
@@ -1522,6 +1537,18 @@ enum riptide_status_t riptide_options_set_young_space_bound(struct riptide_optio
 enum riptide_status_t riptide_options_set_target_file_size(struct riptide_options_t *options,
                                                            uint64_t bytes,
                                                            char **errmsg);
+
+// Bound on the WAL kept for unflushed data: a column family whose active memtable holds
+// back more WAL bytes than this is flushed, so a rarely written one cannot keep every
+// segment alive. 0 (the default) means 4x the `db_write_buffer_size` (RocksDB
+// `max_total_wal_size`).
+//
+// # Safety
+//
+// As `riptide_options_set_create_if_missing`.
+enum riptide_status_t riptide_options_set_max_total_wal_size(struct riptide_options_t *options,
+                                                             uint64_t bytes,
+                                                             char **errmsg);
 
 // L0 table count at which writes start slowing down. Default 20 (RocksDB
 // `level0_slowdown_writes_trigger`).

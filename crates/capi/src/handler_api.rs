@@ -379,6 +379,35 @@ pub unsafe extern "C" fn riptide_handler_drop_table(
     }
 }
 
+/// Marks table `name` temporary (`temporary` true: the next open of the handler drops it
+/// with its rows, as a table made by [`riptide_handler_create_temporary_table`]) or removes
+/// the mark (false). The plugin marks the target of an ALTER TABLE copy while it commits the
+/// copied rows in pieces, so a crash mid-copy leaves no half-copied table, and unmarks it
+/// when the copy is complete. `RIPTIDE_NOT_FOUND` if the table does not exist.
+///
+/// # Safety
+///
+/// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_mark_temporary(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    temporary: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            h.engine.mark_temporary(name, temporary)
+        })
+    }
+}
+
 /// Renames table `from` to `to`: `RIPTIDE_NOT_FOUND` if `from` does not exist,
 /// `RIPTIDE_BUSY` if `to` does.
 ///

@@ -390,6 +390,24 @@ pub unsafe extern "C" fn riptide_options_set_target_file_size(
     unsafe { set(options, errmsg, |o| Ok(o.target_file_size(bytes))) }
 }
 
+/// Bound on the WAL kept for unflushed data: a column family whose active memtable holds
+/// back more WAL bytes than this is flushed, so a rarely written one cannot keep every
+/// segment alive. 0 (the default) means 4x the `db_write_buffer_size` (RocksDB
+/// `max_total_wal_size`).
+///
+/// # Safety
+///
+/// As `riptide_options_set_create_if_missing`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_options_set_max_total_wal_size(
+    options: *mut riptide_options_t,
+    bytes: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { set(options, errmsg, |o| Ok(o.max_total_wal_size(bytes))) }
+}
+
 /// L0 table count at which writes start slowing down. Default 20 (RocksDB
 /// `level0_slowdown_writes_trigger`).
 ///

@@ -171,12 +171,30 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
         );
         assert_eq!(n, 1);
         riptide_htable_release(tab);
+        // The temporary mark of an ALTER TABLE copy's target: set, then removed.
+        for temporary in [true, false] {
+            check(
+                riptide_handler_mark_temporary(
+                    h,
+                    name.as_ptr().cast(),
+                    name.len(),
+                    temporary,
+                    &mut err,
+                ),
+                err,
+            );
+        }
         let mut existed = false;
         check(
             riptide_handler_drop_table(h, name.as_ptr().cast(), name.len(), &mut existed, &mut err),
             err,
         );
         assert!(existed);
+        let st =
+            riptide_handler_mark_temporary(h, name.as_ptr().cast(), name.len(), true, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_NOT_FOUND);
+        riptide_free(err.cast());
+        err = null_mut();
         let st =
             riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err);
         assert_eq!(st, riptide_status_t::RIPTIDE_NOT_FOUND);

@@ -146,6 +146,32 @@ impl HandlerEngine {
             .is_some())
     }
 
+    /// Marks table `name` temporary (`temporary`: the next [`HandlerEngine::open`] drops it
+    /// with its rows, as a table made by [`HandlerEngine::create_temporary_table`]) or
+    /// removes the mark. The plugin marks the target table of an ALTER TABLE copy while rows
+    /// are copied into it in several commits, so a crash mid-copy leaves no half-filled
+    /// table behind, and unmarks it once the copy is complete. `NotFound` if the table does
+    /// not exist. The mark is written (to the WAL) before anything the caller writes after
+    /// this returns, so any row that survives a crash finds the mark in place.
+    pub fn mark_temporary(&self, name: &[u8], temporary: bool) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        if self.read_def(name)?.is_none() {
+            return Err(Error::not_found(format!(
+                "mark table {} {}: the table does not exist",
+                name_str(name),
+                if temporary { "temporary" } else { "permanent" }
+            ))
+            .into());
+        }
+        let key = temporary_key(name);
+        if temporary {
+            self.store.db.put_cf(&self.store.dd, &key, b"")?;
+        } else {
+            self.store.db.delete_cf(&self.store.dd, &key)?;
+        }
+        Ok(())
+    }
+
     /// Drops every table still marked temporary: left by a server that crashed or was shut
     /// down with temporary tables open. Runs at open, before any session exists.
     fn drop_leftover_temporaries(&self) -> Result<()> {

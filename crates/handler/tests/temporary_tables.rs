@@ -80,3 +80,62 @@ fn a_dropped_temporary_table_leaves_no_mark() {
     assert!(engine.open_table(b"./db/t").unwrap().is_some());
     close(db, engine);
 }
+
+/// The target of an ALTER TABLE copy: marked temporary while rows are committed into it in
+/// pieces (several sessions), it is dropped with every committed piece by the next open if
+/// the mark is still there (the server died mid-copy); unmarked (the copy completed), it
+/// stays with all its rows.
+#[test]
+fn a_table_marked_temporary_mid_copy_is_dropped_at_open_and_kept_once_unmarked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let specs = [primary(), secondary("k", true)];
+    let half = engine
+        .create_table(b"./db/#sql-alter-1", &specs, 1)
+        .unwrap();
+    let done = engine
+        .create_table(b"./db/#sql-alter-2", &specs, 1)
+        .unwrap();
+    assert!(!engine.is_temporary(b"./db/#sql-alter-1").unwrap());
+    engine.mark_temporary(b"./db/#sql-alter-1", true).unwrap();
+    engine.mark_temporary(b"./db/#sql-alter-2", true).unwrap();
+    assert!(engine.is_temporary(b"./db/#sql-alter-1").unwrap());
+    for piece in 0..3u8 {
+        let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+        for i in 0..10u8 {
+            let pk = [piece, i];
+            s.insert(&half, &pk, &[k(&pk)], b"copied").unwrap();
+            s.insert(&done, &pk, &[k(&pk)], b"copied").unwrap();
+        }
+        s.commit().unwrap();
+    }
+    engine.mark_temporary(b"./db/#sql-alter-2", false).unwrap();
+    assert!(!engine.is_temporary(b"./db/#sql-alter-2").unwrap());
+    let half_ids: Vec<u32> = half.def().indexes.iter().map(|i| i.id).collect();
+    assert_eq!(index_entries(&engine, &half, 1).len(), 30);
+    drop((half, done));
+    let missing = engine.mark_temporary(b"./db/nothing", true).unwrap_err();
+    assert_eq!(
+        missing.kind(),
+        Some(riptide::ErrorKind::NotFound),
+        "{missing}"
+    );
+    close(db, engine);
+
+    let (db, engine) = open(dir.path());
+    assert!(engine.open_table(b"./db/#sql-alter-1").unwrap().is_none());
+    assert!(!engine.is_temporary(b"./db/#sql-alter-1").unwrap());
+    for id in half_ids {
+        assert!(
+            raw_keys(&db, &db.default_cf(), &id.to_be_bytes()).is_empty(),
+            "index {id}"
+        );
+    }
+    let done = engine
+        .open_table(b"./db/#sql-alter-2")
+        .unwrap()
+        .expect("the completed copy stays");
+    assert_eq!(index_entries(&engine, &done, 1).len(), 30);
+    drop(done);
+    close(db, engine);
+}
