@@ -991,9 +991,12 @@ int ha_riptide::row_error(riptide_status_t st, char *err, size_t dup_index)
 /* The connection's session, begun if needed. */
 riptide_hsession_t *ha_riptide::session(int *error)
 {
+  *error= 0;
+  /* During an ALTER copy into this table: the copy's session (Riptide_share::active_copy). */
+  if (share && share->active_copy && share->active_copy->active())
+    return share->active_copy->session();
   THD *thd= ha_thd();
   Riptide_trx *trx= get_trx(thd);
-  *error= 0;
   if (trx->txn)
     return trx->txn;
   char *err= nullptr;
@@ -1310,8 +1313,17 @@ int ha_riptide::open(const char *name, int, uint)
 int ha_riptide::close(void)
 {
   drop_iterator();
-  alter_copy.abort();
+  abort_alter_copy();
   return 0;
+}
+
+/* Rolls back an ALTER copy into this table still running (alter_copy.h) and stops sharing
+   its session. */
+void ha_riptide::abort_alter_copy()
+{
+  alter_copy.abort();
+  if (share && share->active_copy == &alter_copy)
+    share->active_copy= nullptr;
 }
 
 int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_info)
@@ -2383,7 +2395,7 @@ int ha_riptide::extra(enum ha_extra_function operation)
     return end_alter_copy();
   case HA_EXTRA_ABORT_COPY:
     /* The server drops the table next, with the pieces committed so far. */
-    alter_copy.abort();
+    abort_alter_copy();
     return 0;
   default:
     return 0;
@@ -2405,7 +2417,9 @@ int ha_riptide::begin_alter_copy()
      build_tmptable_filename() name, created temporary; sql_alter.cc). table->s->tmp_table
      cannot tell: the server opens every #sql-alter table as an internal temporary one. */
   riptide_status_t st= alter_copy.begin(riptide_handler, open_name, true, &err);
-  if (st != RIPTIDE_OK)
+  if (st == RIPTIDE_OK)
+    share->active_copy= &alter_copy;
+  else
     sql_print_warning("RIPTIDE: ALTER TABLE copy into %s: cannot commit in pieces%s: %s",
                       open_name.c_str(),
                       alter_copy.failed_marked() ? " (the ALTER fails)"
@@ -2428,11 +2442,9 @@ int ha_riptide::end_alter_copy()
     return 0;
   char *err= nullptr;
   riptide_status_t st= alter_copy.finish(&err);
+  abort_alter_copy(); /* after finish(): nothing left to roll back, stops the sharing */
   if (st != RIPTIDE_OK)
-  {
-    alter_copy.abort();
     return status_error(st, err);
-  }
   return 0;
 }
 
@@ -2452,7 +2464,7 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
   {
     /* A copy that ended without HA_EXTRA_END_COPY failed (or was killed): the server
        drops the table. */
-    alter_copy.abort();
+    abort_alter_copy();
     return 0;
   }
   return start_stmt(thd, TL_UNLOCK);

@@ -30,6 +30,11 @@ public:
   /* Per Riptide index (0: primary or hidden key, then the secondary indexes in MariaDB key
      order): the bytes every key of the index starts with in an iterator. */
   std::vector<std::string> prefixes;
+  /* The ALTER TABLE copy running into this (#sql-alter) table, if any: its session is the
+     one every handler of the table reads and writes through, so that the server's lookup
+     handler (a clone of the writing one, used by long UNIQUE duplicate checks) sees the
+     rows copied so far. Only the ALTER's connection can open the table. */
+  class Riptide_alter_copy *active_copy= nullptr;
 
   Riptide_share() { thr_lock_init(&lock); }
   ~Riptide_share() override
@@ -218,4 +223,5 @@ private:
   void observe_autoinc(const uchar *record);
   int begin_alter_copy();
   int end_alter_copy();
+  void abort_alter_copy();
 };
