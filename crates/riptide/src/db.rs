@@ -768,6 +768,7 @@ impl DbInner {
         }
         let start = Instant::now();
         let mut bg = self.bg.lock();
+        let mut kick = true;
         let outcome = loop {
             if ready() {
                 break Ok(());
@@ -780,10 +781,16 @@ impl DbInner {
             if bg.shutdown || self.closed.load(Ordering::Acquire) {
                 break Err(Error::closed("database closed while a write waited"));
             }
-            bg.pending_flush = true;
-            bg.pending_compaction = true;
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
+            // Kick the background threads when the wait starts and after every silent
+            // slice, not after every wake-up: a wake-up means background work progressed
+            // (and will notify again when it does more), and kicking an idle flush thread at
+            // every one is a busy loop with it.
+            if kick {
+                bg.pending_flush = true;
+                bg.pending_compaction = true;
+                self.bg_cv.notify_all();
+            }
+            kick = self.bg_cv.wait_for(&mut bg, WAIT_SLICE).timed_out();
         };
         drop(bg);
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -1056,6 +1063,7 @@ impl DbInner {
             write_stops: get(&c.write_stops),
             write_stop_micros: get(&c.write_stop_micros),
             longest_write_wait_micros: get(&c.longest_write_wait_micros),
+            flush_idle_wakeups: get(&c.flush_idle_wakeups),
             live_snapshots: self.snapshots.count() as u64,
             levels,
         }
