@@ -88,6 +88,11 @@ fn shutting_down(db: &DbInner) -> bool {
 }
 
 /// The flush thread: sleeps until a memtable is frozen, flushes every frozen memtable.
+///
+/// A wake-up that finds nothing to flush notifies nobody: a stopped writer kicks the
+/// background threads when it starts to wait, and a notification back from an idle flush
+/// thread would wake it to kick again, a busy loop for as long as the stop lasts (counted
+/// in `Statistics::flush_idle_wakeups`).
 fn flush_loop(db: &DbInner) {
     loop {
         {
@@ -100,18 +105,31 @@ fn flush_loop(db: &DbInner) {
             }
             bg.pending_flush = false;
         }
-        guarded(db, "flush", || flush_all(db));
+        let mut flushed = false;
+        let ok = guarded(db, "flush", || {
+            flushed = flush_all(db)?;
+            Ok(())
+        });
+        if !flushed {
+            // (A failure already notified everyone: it is the background error now.)
+            if ok {
+                Counters::add(&db.counters.flush_idle_wakeups, 1);
+            }
+            continue;
+        }
         let mut bg = db.bg.lock();
         bg.pending_compaction = true;
         db.bg_cv.notify_all();
     }
 }
 
-/// Flushes every frozen memtable of every column family, oldest first.
-fn flush_all(db: &DbInner) -> Result<()> {
+/// Flushes every frozen memtable of every column family, oldest first. Returns whether it
+/// flushed any.
+fn flush_all(db: &DbInner) -> Result<bool> {
+    let mut any = false;
     loop {
         if shutting_down(db) {
-            return Ok(());
+            return Ok(any);
         }
         let cfs: Vec<Arc<CfData>> = db.cfs.read().values().cloned().collect();
         let mut flushed = false;
@@ -126,8 +144,9 @@ fn flush_all(db: &DbInner) -> Result<()> {
             }
         }
         if !flushed {
-            return Ok(());
+            return Ok(any);
         }
+        any = true;
     }
 }
 

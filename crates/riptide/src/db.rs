@@ -81,6 +81,10 @@ pub(crate) struct DbInner {
     /// WAL bytes written (since open) when each segment created since open began: how much
     /// WAL a memtable of that segment holds back ([`Options::max_total_wal_size`]).
     pub(crate) segment_start_bytes: Mutex<BTreeMap<u64, u64>>,
+    /// [`DbInner::enforce_wal_bound`]'s fast path: while the WAL has written at most this
+    /// many bytes since open, no column family can hold back more than the bound. Reset to
+    /// 0 (check next time) by every segment rotation; read and written under `write_lock`.
+    wal_bound_check_at: AtomicU64,
     /// The directory lock; released by close even if transactions still hold this state.
     dir_lock: Mutex<Option<DirLock>>,
 }
@@ -567,6 +571,7 @@ impl DbInner {
             writers: crate::transaction::Writers::default(),
             prepared: PreparedTxns::default(),
             segment_start_bytes: Mutex::new(BTreeMap::new()),
+            wal_bound_check_at: AtomicU64::new(0),
             dir_lock: Mutex::new(Some(lock)),
         }
     }
@@ -768,6 +773,7 @@ impl DbInner {
         }
         let start = Instant::now();
         let mut bg = self.bg.lock();
+        let mut kick = true;
         let outcome = loop {
             if ready() {
                 break Ok(());
@@ -780,10 +786,16 @@ impl DbInner {
             if bg.shutdown || self.closed.load(Ordering::Acquire) {
                 break Err(Error::closed("database closed while a write waited"));
             }
-            bg.pending_flush = true;
-            bg.pending_compaction = true;
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut bg, WAIT_SLICE);
+            // Kick the background threads when the wait starts and after every silent
+            // slice, not after every wake-up: a wake-up means background work progressed
+            // (and will notify again when it does more), and kicking an idle flush thread at
+            // every one is a busy loop with it.
+            if kick {
+                bg.pending_flush = true;
+                bg.pending_compaction = true;
+                self.bg_cv.notify_all();
+            }
+            kick = self.bg_cv.wait_for(&mut bg, WAIT_SLICE).timed_out();
         };
         drop(bg);
         let micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -878,27 +890,44 @@ impl DbInner {
     /// [`Options::max_total_wal_size`]: a column family written rarely (a dictionary, say)
     /// would otherwise pin every segment since its first unflushed write. Caller holds
     /// `write_lock`.
+    ///
+    /// The common case is one atomic load and a compare: the slow path computes the WAL
+    /// byte count at which the first column family could start pinning (its memtable's
+    /// segment start plus the bound; a memtable of the current segment cannot pin before a
+    /// rotation, and rotations reset it), and until the WAL gets there nothing is looked at.
     fn enforce_wal_bound(&self, cfs: &BTreeMap<CfId, Arc<CfData>>) -> Result<()> {
-        let written = self.wal.stats().bytes_written;
-        let bound = self.options.wal_bound();
-        if written < bound {
+        let written = self.wal.bytes_written();
+        if written <= self.wal_bound_check_at.load(Ordering::Relaxed) {
             return Ok(());
         }
+        let bound = self.options.wal_bound();
         let current = self.wal.current_segment();
+        let mut check_at = u64::MAX;
         let pinning: Vec<&Arc<CfData>> = {
             let starts = self.segment_start_bytes.lock();
             cfs.values()
                 .filter(|cf| {
                     let mem = &cf.view().mem;
-                    if mem.is_empty() || mem.id() >= current {
+                    if mem.id() >= current {
                         return false;
                     }
                     // Segments from before this open started at 0 bytes written.
                     let start = starts.range(..=mem.id()).next_back().map_or(0, |(_, b)| *b);
-                    written.saturating_sub(start) > bound
+                    let limit = start.saturating_add(bound);
+                    if mem.is_empty() || written <= limit {
+                        // Not now; maybe once the WAL passes `limit` (empty memtables
+                        // too: a write may land in one without a rotation).
+                        check_at = check_at.min(limit);
+                        return false;
+                    }
+                    true
                 })
                 .collect()
         };
+        if pinning.is_empty() {
+            self.wal_bound_check_at.store(check_at, Ordering::Relaxed);
+        }
+        // Each switch rotates the WAL, which resets the fast path.
         for cf in pinning {
             self.switch_memtable(cf)?;
         }
@@ -919,6 +948,8 @@ impl DbInner {
             .wal
             .rotate()
             .inspect_err(|e| self.note_wal_failure(e))?;
+        // Memtables now older than the current segment may pin WAL: check at the next group.
+        self.wal_bound_check_at.store(0, Ordering::Relaxed);
         {
             let mut starts = self.segment_start_bytes.lock();
             starts.insert(segment, self.wal.stats().bytes_written);
@@ -1056,6 +1087,7 @@ impl DbInner {
             write_stops: get(&c.write_stops),
             write_stop_micros: get(&c.write_stop_micros),
             longest_write_wait_micros: get(&c.longest_write_wait_micros),
+            flush_idle_wakeups: get(&c.flush_idle_wakeups),
             live_snapshots: self.snapshots.count() as u64,
             levels,
         }

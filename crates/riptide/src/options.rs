@@ -4,6 +4,7 @@ pub use riptide_sstable::Compression;
 pub use riptide_wal::{RecoveryMode, SyncMode};
 
 use riptide_common::fs::FsRef;
+use riptide_common::{Error, Result};
 
 use crate::snapshot::Snapshot;
 
@@ -169,7 +170,8 @@ impl Options {
     }
 
     /// Number of L0 tables that triggers a merge into L1. Default 4
-    /// (RocksDB `level0_file_num_compaction_trigger`). Minimum 2.
+    /// (RocksDB `level0_file_num_compaction_trigger`). Minimum 2; at most the (effective)
+    /// [`Self::l0_stop_trigger`], else `Db::open` fails with `InvalidArgument`.
     pub fn l0_compaction_trigger(mut self, n: usize) -> Self {
         self.l0_compaction_trigger = n.max(2);
         self
@@ -224,7 +226,9 @@ impl Options {
     }
 
     /// L0 table count at which writes stop until compaction catches up. Default 36
-    /// (RocksDB `level0_stop_writes_trigger`). Kept above the slowdown trigger.
+    /// (RocksDB `level0_stop_writes_trigger`). Kept above the slowdown trigger. Must not be
+    /// below [`Self::l0_compaction_trigger`] (`Db::open` refuses that: writes would stop
+    /// for good, waiting for a compaction that would never start).
     pub fn l0_stop_trigger(mut self, n: usize) -> Self {
         self.l0_stop_trigger = n.max(2);
         self
@@ -411,6 +415,30 @@ impl Options {
             tombstone_min_entries: self.tombstone_min_entries,
             ..defaults
         }
+    }
+
+    /// Refuses option combinations the engine cannot run with. Called by `Db::open` before
+    /// it touches the disk.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let stop = self.thresholds().l0_stop;
+        if self.l0_compaction_trigger > stop {
+            return Err(Error::invalid_argument(format!(
+                "l0_compaction_trigger ({}) is above l0_stop_trigger ({stop}{}): writes would \
+                 stop at {stop} L0 tables and wait for good for a compaction that starts at {}; \
+                 lower l0_compaction_trigger or raise l0_stop_trigger",
+                self.l0_compaction_trigger,
+                if stop == self.l0_stop_trigger {
+                    String::new()
+                } else {
+                    format!(
+                        ", raised from {} to stay above l0_slowdown_trigger {}",
+                        self.l0_stop_trigger, self.l0_slowdown_trigger
+                    )
+                },
+                self.l0_compaction_trigger
+            )));
+        }
+        Ok(())
     }
 
     pub(crate) fn thresholds(&self) -> crate::write_controller::Thresholds {

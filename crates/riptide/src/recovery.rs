@@ -25,6 +25,9 @@ use crate::transaction::two_phase::{RecoveredPrepared, replay_marker};
 
 /// Opens the database in `path` and recovers it. See the module doc.
 pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
+    options
+        .validate()
+        .context_with(|| format!("open database {}", path.display()))?;
     let fs = options.file_system.clone();
     prepare_dir(&*fs, path, options.create_if_missing)?;
     let lock = DirLock::acquire(&*fs, path)?;

@@ -24,6 +24,7 @@ pub(crate) struct Counters {
     pub(crate) write_stops: AtomicU64,
     pub(crate) write_stop_micros: AtomicU64,
     pub(crate) longest_write_wait_micros: AtomicU64,
+    pub(crate) flush_idle_wakeups: AtomicU64,
 }
 
 impl Counters {
@@ -137,6 +138,10 @@ pub struct Statistics {
     pub write_stop_micros: u64,
     /// The longest single slowdown or stop, in microseconds.
     pub longest_write_wait_micros: u64,
+    /// Times the flush thread woke up and found no frozen memtable to flush. A few per
+    /// write stop or flush request are normal; one per write stop and 100 ms is the most a
+    /// stop should cause (more would be a busy loop between writers and the flush thread).
+    pub flush_idle_wakeups: u64,
     /// Live snapshots.
     pub live_snapshots: u64,
     /// Files and bytes per level, summed over column families.
@@ -263,12 +268,13 @@ impl fmt::Display for Statistics {
         )?;
         writeln!(
             f,
-            "write slowdowns: {} ({} us); stops: {} ({} us); longest wait {} us",
+            "write slowdowns: {} ({} us); stops: {} ({} us); longest wait {} us; idle flush wake-ups: {}",
             self.write_slowdowns,
             self.write_slowdown_micros,
             self.write_stops,
             self.write_stop_micros,
-            self.longest_write_wait_micros
+            self.longest_write_wait_micros,
+            self.flush_idle_wakeups
         )?;
         writeln!(f, "live snapshots: {}", self.live_snapshots)?;
         // Levels down to the deepest one that holds a file (always L0).

@@ -3,7 +3,8 @@
 //! A point read or a scan that meets one fails with a `Corruption` error naming the table
 //! file and the block offset, never a panic and never a wrong answer; nothing bad is cached,
 //! so the next read succeeds. A compaction that meets one fails, the database turns
-//! read-only, and a reopen finds every write.
+//! read-only, and a reopen finds every write. One during WAL replay at open is not taken
+//! for a torn tail: the open fails naming the segment and offset, truncating nothing.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -130,4 +131,72 @@ fn a_corrupted_read_in_a_compaction_makes_the_database_read_only() {
     }
     assert_eq!(db.get(b"refused").unwrap(), None);
     db.close().unwrap();
+}
+
+/// A corrupted read of the last WAL record while the open replays the log. The record
+/// then looks like a torn tail, but the bytes on disk are fine: recovery must re-read
+/// before it truncates, fail the open naming the segment and the offset, and leave the
+/// record for the next open. (Without the re-read, the acknowledged record was cut off.)
+#[test]
+fn a_corrupted_read_of_the_last_wal_record_at_open_loses_nothing() {
+    let dir = Path::new("/db");
+    let big = vec![b'b'; 32 << 10];
+    let mut refused = 0;
+    for seed in 0..8 {
+        let fs = FaultFs::new(seed);
+        // A large write buffer: both records stay in the WAL (no flush, no rotation).
+        let opts = |fs: &FaultFs| fault_common::options(fs, 1 << 20);
+        let db = Db::open(dir, opts(&fs)).unwrap();
+        db.put(b"first", b"small").unwrap();
+        // The last record is nearly all of the segment, so the flipped byte lands in it
+        // for most seeds.
+        db.put(b"last", &big).unwrap();
+        let fs = fs.crash();
+        drop(db);
+
+        fs.add_rule(
+            FaultRule::new(FsOp::Read, Fault::CorruptRead)
+                .on_files_ending_with(".log")
+                .times(1),
+        );
+        match Db::open(dir, opts(&fs)) {
+            Ok(db) => {
+                // Only if the flip hit something that is not cut off as a torn tail.
+                assert_eq!(
+                    db.get(b"last").unwrap().as_deref(),
+                    Some(&big[..]),
+                    "seed {seed}"
+                );
+                db.close().unwrap();
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.contains("/db/000"), "seed {seed}: {msg}");
+                assert!(msg.contains(".log"), "seed {seed}: {msg}");
+                if msg.contains("not confirmed") {
+                    assert_eq!(e.kind(), ErrorKind::Io, "seed {seed}: {msg}");
+                    assert!(msg.contains("at offset "), "seed {seed}: {msg}");
+                    refused += 1;
+                }
+            }
+        }
+        assert_eq!(fs.injected_faults(), 1, "seed {seed}");
+        fs.clear_rules();
+        let db = Db::open(dir, opts(&fs)).unwrap();
+        assert_eq!(
+            db.get(b"first").unwrap().as_deref(),
+            Some(&b"small"[..]),
+            "seed {seed}"
+        );
+        assert_eq!(
+            db.get(b"last").unwrap().as_deref(),
+            Some(&big[..]),
+            "seed {seed}"
+        );
+        db.close().unwrap();
+    }
+    assert!(
+        refused >= 4,
+        "the flip hit the last record in only {refused} of 8 seeds"
+    );
 }

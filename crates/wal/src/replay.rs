@@ -40,10 +40,19 @@ pub(crate) struct Replayed {
 
 /// Damage found in one segment.
 enum Damage {
-    /// The segment header is missing, cut short or invalid.
-    Header(HeaderProblem),
+    /// The segment header is missing, cut short or invalid; `seen` is what the read returned.
+    Header {
+        problem: HeaderProblem,
+        seen: Vec<u8>,
+    },
     /// The record starting at `offset` is damaged; every record before it was intact.
-    Record { offset: u64, reason: String },
+    /// `seen` holds the bytes of the damaged record as the scan read them (its header and
+    /// payload, as far as they were read), for [`reread_agreeing`] to compare against.
+    Record {
+        offset: u64,
+        reason: String,
+        seen: Vec<u8>,
+    },
 }
 
 /// How many payload bytes the torn-tail check may checksum while looking for an intact
@@ -93,7 +102,7 @@ pub(crate) fn replay(
             continue;
         };
         match damage {
-            Damage::Header(problem) => {
+            Damage::Header { problem, seen } => {
                 let what = format!("WAL segment {}: {problem} (offset 0)", path.display());
                 match mode {
                     RecoveryMode::AbsoluteConsistency => return Err(Error::corruption(what)),
@@ -107,7 +116,7 @@ pub(crate) fn replay(
                                 "{what}; it is not the last segment, so this is not a torn tail"
                             )));
                         }
-                        if !header_is_torn(fs, path, n)? {
+                        if !header_is_torn(fs, path, n, &seen)? {
                             return Err(Error::corruption(what));
                         }
                         log::warn!("{what}: torn segment creation, rewriting an empty header");
@@ -117,7 +126,11 @@ pub(crate) fn replay(
                     }
                 }
             }
-            Damage::Record { offset, reason } => {
+            Damage::Record {
+                offset,
+                reason,
+                seen,
+            } => {
                 let what = format!(
                     "WAL segment {}: {reason} at offset {offset}",
                     path.display()
@@ -125,6 +138,7 @@ pub(crate) fn replay(
                 match mode {
                     RecoveryMode::AbsoluteConsistency => return Err(Error::corruption(what)),
                     RecoveryMode::PointInTime => {
+                        reread_agreeing(fs, path, offset, &seen)?;
                         truncate(fs, path, offset)?;
                         report.tail_truncated = Some((path.clone(), offset));
                         report.segments_replayed.push(n);
@@ -141,7 +155,7 @@ pub(crate) fn replay(
                                  when rotated), so this is not a torn tail"
                             )));
                         }
-                        let rest = read_from(fs, path, offset)?;
+                        let rest = reread_agreeing(fs, path, offset, &seen)?;
                         match find_intact_record(&rest, 1, TAIL_SCAN_BUDGET) {
                             TailScan::NotFound => {}
                             TailScan::Found(o) => {
@@ -231,7 +245,10 @@ fn scan_segment(
                 path.display()
             )));
         }
-        return Ok(Some(Damage::Header(problem)));
+        return Ok(Some(Damage::Header {
+            problem,
+            seen: header,
+        }));
     }
 
     let mut pos = SEGMENT_HEADER_LEN as u64;
@@ -248,6 +265,7 @@ fn scan_segment(
                 reason: format!(
                     "record header cut short by end of file ({left} of {RECORD_HEADER_LEN} bytes)"
                 ),
+                seen: Vec::new(),
             }));
         }
         r.read_exact(&mut hdr)
@@ -256,6 +274,7 @@ fn scan_segment(
             return Ok(Some(Damage::Record {
                 offset: pos,
                 reason: "undecodable record header".to_string(),
+                seen: hdr.to_vec(),
             }));
         };
         let plen = u64::from(h.len);
@@ -266,6 +285,7 @@ fn scan_segment(
                 reason: format!(
                     "record of {plen} payload bytes runs past end of file ({room} bytes left)"
                 ),
+                seen: hdr.to_vec(),
             }));
         };
         payload.resize(plen_usize, 0);
@@ -273,8 +293,11 @@ fn scan_segment(
             .at(&format!("read record payload at offset {pos} of"), path)?;
         if !h.matches(&payload) {
             let zero = h.checksum == 0 && h.len == 0 && h.kind == 0;
+            let mut seen = hdr.to_vec();
+            seen.extend_from_slice(&payload);
             return Ok(Some(Damage::Record {
                 offset: pos,
+                seen,
                 reason: if zero {
                     "zero-filled record header".to_string()
                 } else {
@@ -301,10 +324,41 @@ fn scan_segment(
     }
 }
 
+/// Reads `path` from `offset` to its end twice, and returns the bytes if both reads agree
+/// with each other and with `seen`, what the replay scan read at `offset`. Recovery calls
+/// it before it cuts anything off: damage it would cut must be on disk, not a read that
+/// returned corrupted bytes once (a transient fault), which would destroy acknowledged
+/// records. If the reads differ, the open fails with an I/O error naming the file and the
+/// offset, and nothing is changed.
+fn reread_agreeing(fs: &dyn FileSystem, path: &Path, offset: u64, seen: &[u8]) -> Result<Vec<u8>> {
+    let first = read_from(fs, path, offset)?;
+    let differs = if !first.starts_with(seen) {
+        Some("the replay scan")
+    } else if read_from(fs, path, offset)? != first {
+        Some("the first re-read")
+    } else {
+        None
+    };
+    match differs {
+        None => Ok(first),
+        Some(which) => Err(Error::io(
+            format!(
+                "WAL segment {}: damage at offset {offset} not confirmed: a re-read returned \
+                 other bytes than {which} (an unreliable read, not damage on disk?); nothing \
+                 was truncated, open again to retry",
+                path.display()
+            ),
+            std::io::Error::other("reads of the same bytes disagree"),
+        )),
+    }
+}
+
 /// True when a damaged header of segment `n` is a torn segment creation: the file holds a
-/// strict prefix of the header that would have been written, or nothing but zeros.
-fn header_is_torn(fs: &dyn FileSystem, path: &Path, n: u64) -> Result<bool> {
-    let bytes = read_from(fs, path, 0)?;
+/// strict prefix of the header that would have been written, or nothing but zeros. `seen`
+/// is what the replay scan read of the header; the file is re-read (see
+/// [`reread_agreeing`]) before the verdict.
+fn header_is_torn(fs: &dyn FileSystem, path: &Path, n: u64, seen: &[u8]) -> Result<bool> {
+    let bytes = reread_agreeing(fs, path, 0, seen)?;
     let expected = encode_segment_header(n);
     Ok(bytes.iter().all(|&b| b == 0)
         || (bytes.len() < expected.len() && expected.starts_with(&bytes)))

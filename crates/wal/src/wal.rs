@@ -133,6 +133,11 @@ impl Wal {
         self.writer.stats()
     }
 
+    /// [`WalStats::bytes_written`] alone: one relaxed atomic load, no lock, for hot paths.
+    pub fn bytes_written(&self) -> u64 {
+        self.writer.bytes_written()
+    }
+
     /// The WAL directory.
     pub fn dir(&self) -> &Path {
         self.writer.dir()

@@ -264,6 +264,11 @@ impl Writer {
         Ok(removed)
     }
 
+    /// Bytes appended since open (see [`WalStats::bytes_written`]).
+    pub(crate) fn bytes_written(&self) -> u64 {
+        self.bytes_written.load(Ordering::Relaxed)
+    }
+
     /// Counters since open.
     pub(crate) fn stats(&self) -> WalStats {
         WalStats {
