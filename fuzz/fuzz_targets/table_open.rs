@@ -100,6 +100,13 @@ fn raw(bytes: &[u8]) {
             Ok(s) | Err(s) => s,
         };
         let _ = scan(&mut it, false);
+        // Compaction's read path (read-ahead, no cache fill) must read what `iter` reads,
+        // up to the same damage.
+        let mut ahead = table.scan_iter(1 << 12);
+        let ahead_seen = match scan(&mut ahead, true) {
+            Ok(s) | Err(s) => s,
+        };
+        assert_eq!(ahead_seen, seen, "scan_iter and iter disagree");
         for (k, _) in seen.iter().take(64) {
             let _ = it.seek(k);
             let _ = it.next();
@@ -206,6 +213,8 @@ fn built(data: &[u8]) {
         for _ in 0..2 {
             assert_eq!(scan(&mut it, true).expect("forward scan"), model);
             assert_eq!(scan(&mut it, false).expect("backward scan"), reversed);
+            let mut ahead = table.scan_iter(1 << 12);
+            assert_eq!(scan(&mut ahead, true).expect("read-ahead scan"), model);
         }
         let probes = input
             .probes
