@@ -228,9 +228,21 @@ impl RandomAccessFile for RealRandomAccess {
 
 /// A [`RealFs`] lock: the open file holding the `flock`.
 #[derive(Debug)]
-struct RealLock(#[allow(dead_code)] File);
+struct RealLock(File);
 
 impl FileLock for RealLock {}
+
+impl Drop for RealLock {
+    /// Unlocks before closing. Closing alone frees an `flock` only once every descriptor of
+    /// the open file is closed, and a child process the program forks at that moment holds
+    /// a copy until it execs: a close then a reopen in the same process could find the
+    /// directory still locked (seen as a flaky `txn_two_phase` test beside a test that
+    /// spawns a process).
+    fn drop(&mut self) {
+        // An error here leaves only the close to free the lock, as before.
+        let _ = self.0.unlock();
+    }
+}
 
 impl FileSystem for RealFs {
     fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
