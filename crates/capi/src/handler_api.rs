@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
-use riptide::Error;
+use riptide::{Error, TxnIterator};
 use riptide_handler::{
     HandlerEngine, HandlerError, IndexKind, IndexSpec, Isolation, RowLock, SecondaryKey, Session,
     SessionOptions, Table,
@@ -1256,6 +1256,36 @@ fn row_lock(lock: i32) -> Result<RowLock, HandlerError> {
     }
 }
 
+/// The body of the `riptide_hsession_iter_create*` functions: checks the handles, clears
+/// `*iter`, makes the iterator with `make` and hands it out.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
+unsafe fn create_session_iter(
+    session: *mut riptide_hsession_t,
+    table: *const riptide_htable_t,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+    make: impl FnOnce(&Session, &Table) -> Result<TxnIterator, HandlerError>,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let s = &arg_ref(session, "session")?.session;
+            // SAFETY: forwarded contract.
+            let t = &arg_ref(table, "table")?.table;
+            let it = make(s, t)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
 /// Creates a transaction iterator over index `index` of `table` as the session sees it
 /// (keys start with the 4-byte index id; primary entries hold the row; secondary entries
 /// are empty, locate their pk with `riptide_handler_entry_pk`). Use the `riptide_txn_iter_*`
@@ -1273,20 +1303,7 @@ pub unsafe extern "C" fn riptide_hsession_iter_create(
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let s = &arg_ref(session, "session")?.session;
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            let it = s.iter(t, index)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
-        })
-    }
+    unsafe { create_session_iter(session, table, iter, errmsg, |s, t| s.iter(t, index)) }
 }
 
 /// Like `riptide_hsession_iter_create`, for a *locking read* when `lock` is
@@ -1313,17 +1330,8 @@ pub unsafe extern "C" fn riptide_hsession_iter_create_locking(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let s = &arg_ref(session, "session")?.session;
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            let it = s.iter_locking(t, index, row_lock(lock)?)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
+        create_session_iter(session, table, iter, errmsg, |s, t| {
+            s.iter_locking(t, index, row_lock(lock)?)
         })
     }
 }
@@ -1346,17 +1354,8 @@ pub unsafe extern "C" fn riptide_hsession_iter_create_current(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let s = &arg_ref(session, "session")?.session;
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            let it = s.iter_current(t, index)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
+        create_session_iter(session, table, iter, errmsg, |s, t| {
+            s.iter_current(t, index)
         })
     }
 }

@@ -183,6 +183,37 @@ pub unsafe extern "C" fn riptide_txn_get_for_update(
     }
 }
 
+/// The body of `riptide_txn_put` and `riptide_txn_insert`: checks the handles and byte
+/// strings, then writes with `write`.
+///
+/// # Safety
+///
+/// As `riptide_txn_put`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_key_value(
+    txn: *mut riptide_txn_t,
+    cf: *const riptide_cf_t,
+    key: *const c_char,
+    key_len: usize,
+    value: *const c_char,
+    value_len: usize,
+    errmsg: *mut *mut c_char,
+    write: impl FnOnce(&Transaction, &ColumnFamily, &[u8], &[u8]) -> riptide::Result<()>,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_txn(txn, errmsg, |t| {
+            // SAFETY: forwarded contract.
+            let cf = t.cf(arg_opt(cf));
+            // SAFETY: forwarded contract.
+            let key = bytes(key, key_len, "key")?;
+            // SAFETY: forwarded contract.
+            let value = bytes(value, value_len, "value")?;
+            write(&t.txn, &cf, key, value)
+        })
+    }
+}
+
 /// Sets `key` to `value` in `cf` (NULL: the default column family) within the transaction.
 /// A pessimistic transaction locks the row (may fail with `RIPTIDE_TIMED_OUT`,
 /// `RIPTIDE_DEADLOCK` or `RIPTIDE_CONFLICT`).
@@ -204,15 +235,16 @@ pub unsafe extern "C" fn riptide_txn_put(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            // SAFETY: forwarded contract.
-            let value = bytes(value, value_len, "value")?;
-            t.txn.put(&cf, key, value)
-        })
+        write_key_value(
+            txn,
+            cf,
+            key,
+            key_len,
+            value,
+            value_len,
+            errmsg,
+            |txn, cf, k, v| txn.put(cf, k, v),
+        )
     }
 }
 
@@ -236,15 +268,16 @@ pub unsafe extern "C" fn riptide_txn_insert(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            // SAFETY: forwarded contract.
-            let value = bytes(value, value_len, "value")?;
-            t.txn.insert(&cf, key, value)
-        })
+        write_key_value(
+            txn,
+            cf,
+            key,
+            key_len,
+            value,
+            value_len,
+            errmsg,
+            |txn, cf, k, v| txn.insert(cf, k, v),
+        )
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::c_char;
 
-use riptide::{ReadOptions, TxnIterator};
+use riptide::{ColumnFamily, ReadOptions, Result, Transaction, TxnIterator};
 
 use crate::cf::riptide_cf_t;
 use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
@@ -31,6 +31,50 @@ impl CursorHandle for riptide_txn_iter_t {
     }
 }
 
+/// The body of the `riptide_txn_iter_create*` functions: checks the handles and bounds,
+/// clears `*iter`, makes the iterator with `make` and hands it out.
+///
+/// # Safety
+///
+/// As `riptide_txn_iter_create`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn create_txn_iter(
+    txn: *mut riptide_txn_t,
+    cf: *const riptide_cf_t,
+    lower: *const c_char,
+    lower_len: usize,
+    upper: *const c_char,
+    upper_len: usize,
+    iter: *mut *mut riptide_txn_iter_t,
+    errmsg: *mut *mut c_char,
+    make: impl FnOnce(&Transaction, &ColumnFamily, ReadOptions<'_>) -> Result<TxnIterator>,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(iter, "iter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let t = arg_ref(txn, "txn")?;
+            // SAFETY: forwarded contract.
+            let cf = t.cf(arg_opt(cf));
+            let mut opts = ReadOptions::default();
+            // SAFETY: forwarded contract.
+            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
+                opts = opts.lower_bound(l);
+            }
+            // SAFETY: forwarded contract.
+            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
+                opts = opts.upper_bound(u);
+            }
+            let it = make(&t.txn, &cf, opts)?;
+            out.set(into_handle(riptide_txn_iter_t { it }));
+            Ok(())
+        })
+    }
+}
+
 /// Creates an iterator over `cf` (NULL: the default column family) as `txn` sees it, within
 /// the optional bounds `lower` (inclusive) and `upper` (exclusive) (NULL: no bound). It
 /// starts unpositioned: call a seek function first.
@@ -53,27 +97,17 @@ pub unsafe extern "C" fn riptide_txn_iter_create(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let t = arg_ref(txn, "txn")?;
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            let mut opts = ReadOptions::default();
-            // SAFETY: forwarded contract.
-            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
-                opts = opts.lower_bound(l);
-            }
-            // SAFETY: forwarded contract.
-            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
-                opts = opts.upper_bound(u);
-            }
-            let it = t.txn.iter(&cf, opts)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
-        })
+        create_txn_iter(
+            txn,
+            cf,
+            lower,
+            lower_len,
+            upper,
+            upper_len,
+            iter,
+            errmsg,
+            |txn, cf, opts| txn.iter(cf, opts),
+        )
     }
 }
 
@@ -103,27 +137,17 @@ pub unsafe extern "C" fn riptide_txn_iter_create_locking(
 ) -> riptide_status_t {
     // SAFETY: forwarded contract.
     unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let t = arg_ref(txn, "txn")?;
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            let mut opts = ReadOptions::default();
-            // SAFETY: forwarded contract.
-            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
-                opts = opts.lower_bound(l);
-            }
-            // SAFETY: forwarded contract.
-            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
-                opts = opts.upper_bound(u);
-            }
-            let it = t.txn.iter_locking(&cf, opts, exclusive)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
-        })
+        create_txn_iter(
+            txn,
+            cf,
+            lower,
+            lower_len,
+            upper,
+            upper_len,
+            iter,
+            errmsg,
+            |txn, cf, opts| txn.iter_locking(cf, opts, exclusive),
+        )
     }
 }
 
