@@ -425,12 +425,7 @@ impl Session {
     /// 4-byte index id; primary entries hold the row, secondary entries are empty: decode
     /// the pk with [`crate::decode_secondary_entry`]).
     pub fn iter(&self, table: &Table, n: usize) -> Result<TxnIterator> {
-        let prefix = table.index_prefix(n)?;
-        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
-        if let Some(hi) = prefix_successor(&prefix) {
-            opts = opts.upper_bound(hi);
-        }
-        Ok(self.txn.iter(&self.store.data, opts)?)
+        Ok(self.txn.iter(&self.store.data, index_bounds(table, n)?)?)
     }
 
     /// An iterator over index `n` of `table` at the newest committed state merged with
@@ -439,12 +434,9 @@ impl Session {
     /// duplicate check of a MariaDB long UNIQUE key: the lock makes a concurrent writer of
     /// the value wait, this read then sees what it committed.
     pub fn iter_current(&self, table: &Table, n: usize) -> Result<TxnIterator> {
-        let prefix = table.index_prefix(n)?;
-        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
-        if let Some(hi) = prefix_successor(&prefix) {
-            opts = opts.upper_bound(hi);
-        }
-        Ok(self.txn.iter_current(&self.store.data, opts)?)
+        Ok(self
+            .txn
+            .iter_current(&self.store.data, index_bounds(table, n)?)?)
     }
 
     /// Locks the value `key` of secondary index `n` (`n` >= 1) exclusively until the
@@ -479,12 +471,9 @@ impl Session {
             RowLock::Shared => false,
             RowLock::Exclusive => true,
         };
-        let prefix = table.index_prefix(n)?;
-        let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
-        if let Some(hi) = prefix_successor(&prefix) {
-            opts = opts.upper_bound(hi);
-        }
-        Ok(self.txn.iter_locking(&self.store.data, opts, exclusive)?)
+        Ok(self
+            .txn
+            .iter_locking(&self.store.data, index_bounds(table, n)?, exclusive)?)
     }
 
     /// InnoDB's `unlock_row`: under READ COMMITTED and
@@ -606,6 +595,16 @@ impl Session {
         self.record(entry, Own::SingleDeleted);
         Ok(())
     }
+}
+
+/// Read options bounding an iterator to the keys of index `n` of `table`.
+fn index_bounds(table: &Table, n: usize) -> Result<ReadOptions<'static>> {
+    let prefix = table.index_prefix(n)?;
+    let mut opts = ReadOptions::default().lower_bound(prefix.to_vec());
+    if let Some(hi) = prefix_successor(&prefix) {
+        opts = opts.upper_bound(hi);
+    }
+    Ok(opts)
 }
 
 fn check_key_count(table: &Table, keys: &[SecondaryKey<'_>]) -> Result<()> {
