@@ -8,11 +8,11 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use riptide_handler::{Isolation, RowLock, Session, SessionOptions, Table};
+use riptide_handler::{Isolation, Session, SessionOptions, Table};
 
 /// The server's check: is there an entry with secondary key `hash` in index 1?
 fn hash_exists(s: &Session, t: &Table, hash: &[u8]) -> bool {
@@ -36,34 +36,17 @@ fn race(isolation: Isolation, rounds: u8) {
         .create_table(b"t", &[primary(), secondary("h", false)], 1)
         .unwrap();
     for round in 0..rounds {
-        let barrier = Arc::new(Barrier::new(2));
-        let handles: Vec<_> = (0..2u8)
-            .map(|who| {
-                let (engine, t, barrier) =
-                    (Arc::clone(&engine), Arc::clone(&t), Arc::clone(&barrier));
-                std::thread::spawn(move || {
-                    let opts = SessionOptions {
-                        isolation,
-                        lock_timeout: Duration::from_secs(10),
-                        ..SessionOptions::default()
-                    };
-                    let mut s = engine.begin_session(opts).unwrap();
-                    // Take the snapshot before the race (repeatable read).
-                    s.get_row(&t, b"none", RowLock::None).unwrap();
-                    barrier.wait();
-                    let hash = [round; 8];
-                    if hash_exists(&s, &t, &hash) {
-                        s.rollback().unwrap();
-                        return false;
-                    }
-                    s.insert(&t, &[round, who], &[k(&hash)], b"row").unwrap();
-                    std::thread::sleep(Duration::from_millis(20));
-                    s.commit().unwrap();
-                    true
-                })
-            })
-            .collect();
-        let inserted: Vec<bool> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let inserted = race_two_sessions(&engine, &t, isolation, move |s, t, who| {
+            let hash = [round; 8];
+            if hash_exists(s, t, &hash) {
+                s.rollback().unwrap();
+                return false;
+            }
+            s.insert(t, &[round, who], &[k(&hash)], b"row").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            s.commit().unwrap();
+            true
+        });
         assert_eq!(
             inserted.iter().filter(|&&ok| ok).count(),
             1,

@@ -122,3 +122,43 @@ pub fn raw_secondary_entry(t: &riptide_handler::Table, n: usize, key: &[u8], pk:
     e.extend_from_slice(&u16::try_from(pk.len()).unwrap().to_be_bytes());
     e
 }
+
+/// Runs `body` in two threads at once (`who` = 0 and 1), each in its own session at
+/// `isolation` with a 10 s lock timeout that has taken its snapshot (a read of a missing
+/// row) before a barrier releases both; returns their results in `who` order.
+pub fn race_two_sessions<R: Send + 'static>(
+    engine: &Arc<HandlerEngine>,
+    t: &Arc<riptide_handler::Table>,
+    isolation: riptide_handler::Isolation,
+    body: impl Fn(&mut riptide_handler::Session, &Arc<riptide_handler::Table>, u8) -> R
+    + Send
+    + Sync
+    + 'static,
+) -> Vec<R> {
+    let body = Arc::new(body);
+    let barrier = Arc::new(std::sync::Barrier::new(2));
+    let handles: Vec<_> = (0..2u8)
+        .map(|who| {
+            let (engine, t, barrier, body) = (
+                Arc::clone(engine),
+                Arc::clone(t),
+                Arc::clone(&barrier),
+                Arc::clone(&body),
+            );
+            std::thread::spawn(move || {
+                let opts = riptide_handler::SessionOptions {
+                    isolation,
+                    lock_timeout: std::time::Duration::from_secs(10),
+                    ..riptide_handler::SessionOptions::default()
+                };
+                let mut s = engine.begin_session(opts).unwrap();
+                // Take the snapshot before the race (repeatable read).
+                s.get_row(&t, b"none", riptide_handler::RowLock::None)
+                    .unwrap();
+                barrier.wait();
+                body(&mut s, &t, who)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
