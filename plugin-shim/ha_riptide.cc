@@ -1533,8 +1533,9 @@ int ha_riptide::write_row(const uchar *buf)
     return HA_ERR_RIPTIDE;
   }
   int error= 0;
-  /* Rows of an ALTER TABLE copy go to the copy's own session, committed in pieces. */
-  riptide_hsession_t *s= alter_copy.active() ? alter_copy.session() : session(&error);
+  /* Rows of an ALTER TABLE copy go to the copy's own session (session() returns it),
+     committed in pieces. */
+  riptide_hsession_t *s= session(&error);
   if (!s)
     return error;
   char *err= nullptr;
