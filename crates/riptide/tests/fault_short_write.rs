@@ -3,7 +3,9 @@
 //! A short WAL append fails that write and leaves a torn record at the end of the segment;
 //! reopening (with or without a crash) cuts the torn tail and keeps every acknowledged
 //! write, and the failed one is gone (a strict prefix of a record never passes its
-//! checksum). A short table write fails the flush; nothing acknowledged is lost.
+//! checksum). A short write of a new segment's header (the WAL rotating) fails the
+//! rotation, and reopening ignores the torn segment. A short table write fails the flush;
+//! nothing acknowledged is lost.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -38,6 +40,10 @@ fn a_short_wal_append_is_cut_off_at_reopen() {
         for i in 0..300 {
             db.put(&key(i), &value(i)).unwrap();
         }
+        // A fresh memtable in a fresh segment: the next put appends a record and cannot
+        // rotate the WAL (which would tear the new segment's header instead, the case of
+        // the next test).
+        db.flush().unwrap();
         fs.add_rule(
             FaultRule::new(FsOp::Append, Fault::ShortWrite)
                 .on_files_ending_with(".log")
@@ -77,6 +83,59 @@ fn a_short_wal_append_is_cut_off_at_reopen() {
             "seed {seed}: refused write"
         );
         db.put(&key(300), b"again").unwrap();
+        db.close().unwrap();
+    }
+}
+
+#[test]
+fn a_short_segment_header_fails_the_rotation_and_reopen_ignores_it() {
+    for (seed, crash) in [(5u64, false), (6, true)] {
+        let dir = Path::new("/db");
+        let fs = FaultFs::new(seed);
+        let db = Db::open(dir, options(&fs)).unwrap();
+        for i in 0..50 {
+            db.put(&key(i), &value(i)).unwrap();
+        }
+        fs.add_rule(
+            FaultRule::new(FsOp::Append, Fault::ShortWrite)
+                .on_files_ending_with(".log")
+                .times(1),
+        );
+        // The flush rotates the WAL: the new segment's header is the next append.
+        let e = db.flush().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("write header of WAL segment /db/"), "{msg}");
+        assert!(msg.contains("short write"), "{msg}");
+        assert_eq!(
+            db.put(&key(50), &value(50)).unwrap_err().kind(),
+            ErrorKind::Closed
+        );
+        let fs = if crash {
+            let after = fs.crash();
+            drop(db);
+            after
+        } else {
+            assert!(db.close().is_err());
+            fs
+        };
+        let db = Db::open(dir, options(&fs)).unwrap();
+        for i in 0..50 {
+            assert_eq!(
+                db.get(&key(i)).unwrap(),
+                Some(value(i)),
+                "seed {seed} key {i}"
+            );
+        }
+        assert_eq!(
+            db.get(&key(50)).unwrap(),
+            None,
+            "seed {seed}: refused write"
+        );
+        db.put(&key(50), b"again").unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        assert_eq!(db.get(&key(50)).unwrap(), Some(b"again".to_vec()));
         db.close().unwrap();
     }
 }
