@@ -57,6 +57,11 @@ const SEEK_NEXTS: usize = 100;
 /// Keys per batch of `fillbatch`.
 const BATCH: usize = 100;
 
+/// `true`, the default of [`Config::young_space_bound`] in results written before it existed.
+fn on() -> bool {
+    true
+}
+
 /// What one run measures; the parent hands it to each child on the command line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
@@ -74,6 +79,9 @@ pub struct Config {
     pub sync: SyncMode,
     /// Longest wait for the engine to stop writing after a write workload, in seconds.
     pub quiesce_secs: u64,
+    /// Riptide's `young_space_bound` (on by default; off to measure what it costs).
+    #[serde(default = "on")]
+    pub young_space_bound: bool,
 }
 
 /// One workload on one engine in one repetition (or the median over repetitions).
@@ -243,7 +251,12 @@ impl Child<'_> {
         let _ = std::fs::remove_dir_all(self.dir);
         std::fs::create_dir_all(self.dir)
             .with_context(|| format!("create {}", self.dir.display()))?;
-        engines::open(self.kind, self.dir, self.cfg.sync)
+        engines::open(
+            self.kind,
+            self.dir,
+            self.cfg.sync,
+            self.cfg.young_space_bound,
+        )
     }
 
     /// Waits until the process has written less than 64 KiB in one second (or the cap).
@@ -640,6 +653,9 @@ pub fn run(
                 .args(["--threads", &cfg.threads.to_string()])
                 .args(["--quiesce-secs", &cfg.quiesce_secs.to_string()])
                 .args(["--sync", cfg.sync.name()]);
+            if !cfg.young_space_bound {
+                c.arg("--no-young-space-bound");
+            }
             let status = c
                 .status()
                 .with_context(|| format!("start child {:?}", exe.display()))?;
@@ -937,6 +953,9 @@ fn write_outputs(
             String::new()
         }
     );
+    if !cfg.young_space_bound {
+        md.push_str("\nRiptide ran with `young_space_bound` off (`--no-young-space-bound`).\n");
+    }
     metric_table(
         &mut md,
         "Throughput, ops/s (higher is better; ratio > 1: Riptide faster)",
@@ -1056,6 +1075,7 @@ mod tests {
             threads: 2,
             sync: SyncMode::None,
             quiesce_secs: 0,
+            young_space_bound: true,
         };
         let mut runs = Vec::new();
         for kind in engines::available() {

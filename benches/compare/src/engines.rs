@@ -119,8 +119,14 @@ impl SyncMode {
     }
 }
 
-/// Opens `kind` in the empty directory `dir` with the shared settings.
-pub fn open(kind: Kind, dir: &Path, sync: SyncMode) -> Result<Box<dyn Engine>> {
+/// Opens `kind` in the empty directory `dir` with the shared settings (`young_space_bound`
+/// is Riptide's option of that name; the other engines have nothing like it).
+pub fn open(
+    kind: Kind,
+    dir: &Path,
+    sync: SyncMode,
+    young_space_bound: bool,
+) -> Result<Box<dyn Engine>> {
     let what = || format!("open {} in {}", kind.name(), dir.display());
     Ok(match kind {
         Kind::Riptide => Box::new(RiptideEngine(
@@ -134,7 +140,8 @@ pub fn open(kind: Kind, dir: &Path, sync: SyncMode) -> Result<Box<dyn Engine>> {
                     .write_buffer_size(WRITE_BUFFER)
                     .block_cache_size(BLOCK_CACHE as u64)
                     .compression(riptide::Compression::None)
-                    .bloom_bits_per_key(10),
+                    .bloom_bits_per_key(10)
+                    .young_space_bound(young_space_bound),
             )
             .with_context(what)?,
         )),

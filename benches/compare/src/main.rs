@@ -81,8 +81,8 @@ struct Args {
     /// For `sustained`: Riptide's `max_compaction_bytes` in MiB (default: the engine's).
     #[arg(long)]
     max_compaction_mib: Option<u64>,
-    /// For `sustained` and `queue`: turn Riptide's `young_space_bound` off (to measure what
-    /// the young-database rules cost or save).
+    /// Turn Riptide's `young_space_bound` off (to measure what the young-database rules
+    /// cost or save; `dbbench`, `sustained` and `queue`).
     #[arg(long)]
     no_young_space_bound: bool,
     /// For `queue`: rows preloaded before the run.
@@ -211,6 +211,7 @@ fn main() -> Result<()> {
                 threads: args.threads.max(1),
                 sync: args.sync,
                 quiesce_secs: args.quiesce_secs,
+                young_space_bound: !args.no_young_space_bound,
             };
             if let Some(json) = &args.render {
                 return dbbench::render(json);
