@@ -98,7 +98,7 @@ enum Verb {
         /// Targets to run (default: all).
         targets: Vec<String>,
     },
-    /// Benchmarks: the db_bench suite on Riptide and fjall (default; 1M keys, 3 repetitions,
+    /// Benchmarks: the db_bench suite on Riptide, RocksDB and fjall (default; 1M keys, 3 repetitions,
     /// each engine in its own process; markdown table with ratios, JSON, CSV and PNG charts in
     /// target/bench-results/dbbench-<time>/), the Riptide-only workloads with
     /// `-- --workload sustained|queue|txn`, or the criterion micro-benchmarks (`--micro`).
@@ -106,8 +106,9 @@ enum Verb {
         /// Run the criterion micro-benchmarks (WAL, memtable, blocks, bloom filter).
         #[arg(long)]
         micro: bool,
-        /// Include RocksDB (compiles RocksDB from C++ into target/rocks-prebuild, a target
-        /// directory of its own: slow on 2 cores the first time, reused after).
+        /// Include RocksDB in a `--quick` run too (the full db_bench run always includes it).
+        /// RocksDB is compiled from C++ into target/rocks-prebuild, a target directory of its
+        /// own: slow on 2 cores the first time, reused after.
         #[arg(long)]
         rocksdb: bool,
         /// A small, fast run (the db_bench suite: 50,000 keys, one repetition; for CI).
@@ -260,7 +261,9 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
     }
     let mut c = cargo();
     c.args(["run", "--release", "-p", "riptide-bench"]);
-    if rocksdb {
+    // The full db_bench run always compares with RocksDB; the quick one (CI) leaves out its
+    // long C++ build unless asked, and so do the Riptide-only workloads.
+    if rocksdb || (!quick && runs_dbbench(&args)) {
         ensure_libclang()?;
         c.args(["--features", "rocksdb"]);
         // Its own target directory: turning the feature on and off then rebuilds neither
@@ -276,6 +279,21 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
     }
     c.args(args);
     run("benchmark (riptide-bench)", c)
+}
+
+/// Whether the benchmark binary's arguments select the db_bench suite (its default
+/// `--workload`), the one workload that compares engines.
+fn runs_dbbench(args: &[String]) -> bool {
+    let mut workload = "dbbench";
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--workload" {
+            workload = it.next().map_or(workload, String::as_str);
+        } else if let Some(w) = a.strip_prefix("--workload=") {
+            workload = w;
+        }
+    }
+    workload == "dbbench"
 }
 
 /// The `rocksdb` crate generates its bindings with libclang: install Debian's libclang-dev
