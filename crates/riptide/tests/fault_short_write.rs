@@ -31,6 +31,36 @@ fn value(i: u32) -> Vec<u8> {
     fault_common::value(i, 'w', 50)
 }
 
+/// Ends `db` after a WAL fault, by a crash that drops everything not fsynced or by a close
+/// (which reports the earlier failure; the torn bytes stay in the file), reopens it and
+/// checks keys `0..acked` all kept their values.
+fn reopen_after_wal_fault(
+    db: Db,
+    fs: FaultFs,
+    crash: bool,
+    acked: u32,
+    seed: u64,
+) -> (Db, FaultFs) {
+    let dir = Path::new("/db");
+    let fs = if crash {
+        let after = fs.crash();
+        drop(db);
+        after
+    } else {
+        assert!(db.close().is_err());
+        fs
+    };
+    let db = Db::open(dir, options(&fs)).unwrap();
+    for i in 0..acked {
+        assert_eq!(
+            db.get(&key(i)).unwrap(),
+            Some(value(i)),
+            "seed {seed} key {i}"
+        );
+    }
+    (db, fs)
+}
+
 #[test]
 fn a_short_wal_append_is_cut_off_at_reopen() {
     for (seed, crash) in [(1u64, false), (2, true), (3, false), (4, true)] {
@@ -59,23 +89,7 @@ fn a_short_wal_append_is_cut_off_at_reopen() {
             db.put(&key(301), &value(301)).unwrap_err().kind(),
             ErrorKind::Closed
         );
-        let fs = if crash {
-            let after = fs.crash();
-            drop(db);
-            after
-        } else {
-            // Close reports the earlier failure; the torn record stays in the file.
-            assert!(db.close().is_err());
-            fs
-        };
-        let db = Db::open(dir, options(&fs)).unwrap();
-        for i in 0..300 {
-            assert_eq!(
-                db.get(&key(i)).unwrap(),
-                Some(value(i)),
-                "seed {seed} key {i}"
-            );
-        }
+        let (db, _fs) = reopen_after_wal_fault(db, fs, crash, 300, seed);
         assert_eq!(db.get(&key(300)).unwrap(), None, "seed {seed}: torn write");
         assert_eq!(
             db.get(&key(301)).unwrap(),
@@ -111,22 +125,7 @@ fn a_short_segment_header_fails_the_rotation_and_reopen_ignores_it() {
             db.put(&key(50), &value(50)).unwrap_err().kind(),
             ErrorKind::Closed
         );
-        let fs = if crash {
-            let after = fs.crash();
-            drop(db);
-            after
-        } else {
-            assert!(db.close().is_err());
-            fs
-        };
-        let db = Db::open(dir, options(&fs)).unwrap();
-        for i in 0..50 {
-            assert_eq!(
-                db.get(&key(i)).unwrap(),
-                Some(value(i)),
-                "seed {seed} key {i}"
-            );
-        }
+        let (db, fs) = reopen_after_wal_fault(db, fs, crash, 50, seed);
         assert_eq!(
             db.get(&key(50)).unwrap(),
             None,
