@@ -98,9 +98,9 @@ enum Verb {
         /// Targets to run (default: all).
         targets: Vec<String>,
     },
-    /// Benchmarks: the db_bench suite on Riptide, RocksDB and fjall (default; 1M keys, 3 repetitions,
-    /// each engine in its own process; markdown table with ratios, JSON, CSV and PNG charts in
-    /// target/bench-results/dbbench-<time>/), the Riptide-only workloads with
+    /// Benchmarks: the db_bench suite on Riptide, RocksDB and fjall (default; 1M keys, 3
+    /// repetitions, each engine in its own process; markdown table with ratios, JSON, CSV and
+    /// PNG charts in target/bench-results/dbbench-<time>/), the Riptide-only workloads with
     /// `-- --workload sustained|queue|txn`, or the criterion micro-benchmarks (`--micro`).
     Bench {
         /// Run the criterion micro-benchmarks (WAL, memtable, blocks, bloom filter).
