@@ -33,7 +33,7 @@
 //!    `i` of a node only if it reached the node at a level `>= i` (or it is the head, whose
 //!    height is [`MAX_HEIGHT`]), so link `i` is always inside the node's block.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering as CmpOrdering;
 use std::hash::{BuildHasher, Hasher};
 use std::mem::size_of;
@@ -101,7 +101,7 @@ struct Splice {
 
 thread_local! {
     /// This thread's last insert, in whatever list it was.
-    static LAST_SPLICE: Cell<Option<Splice>> = const { Cell::new(None) };
+    static LAST_SPLICE: RefCell<Option<Splice>> = const { RefCell::new(None) };
 }
 
 /// Source of [`SkipList::id`]: never reused within a process.
@@ -325,11 +325,26 @@ impl SkipList {
         prev: &mut [NodePtr; MAX_HEIGHT],
         next: &mut [Option<NodePtr>; MAX_HEIGHT],
     ) -> Option<usize> {
-        let splice = LAST_SPLICE
-            .try_with(Cell::get)
+        LAST_SPLICE
+            .try_with(|cell| {
+                let splice = cell.try_borrow().ok()?;
+                let splice = splice.as_ref().filter(|s| s.list_id == self.id)?;
+                self.fit_splice(splice, key, top, prev, next)
+            })
             .ok()
             .flatten()
-            .filter(|s| s.list_id == self.id)?;
+    }
+
+    /// [`Self::start_from_last_splice`] with the splice at hand (read in place: most inserts
+    /// of random keys find it does not fit, and should not pay for copying it).
+    fn fit_splice(
+        &self,
+        splice: &Splice,
+        key: &[u8],
+        top: usize,
+        prev: &mut [NodePtr; MAX_HEIGHT],
+        next: &mut [Option<NodePtr>; MAX_HEIGHT],
+    ) -> Option<usize> {
         let recorded = splice.height.min(top);
         let level = (0..recorded).find(|&l| {
             matches!(
@@ -345,16 +360,11 @@ impl SkipList {
         if !(after_prev && before_next) {
             return None;
         }
-        for l in 0..recorded {
-            if let (Some(dp), Some(dn), Some(&sp), Some(&sn)) = (
-                prev.get_mut(l),
-                next.get_mut(l),
-                splice.prev.get(l),
-                splice.next.get(l),
-            ) {
-                *dp = sp;
-                *dn = sn;
-            }
+        for (to, from) in prev.iter_mut().zip(&splice.prev).take(recorded) {
+            *to = *from;
+        }
+        for (to, from) in next.iter_mut().zip(&splice.next).take(recorded) {
+            *to = *from;
         }
         Some(level)
     }
@@ -463,7 +473,11 @@ impl SkipList {
             next,
         };
         // A thread being torn down has no slot any more: it simply inserts no further.
-        let _ = LAST_SPLICE.try_with(|s| s.set(Some(splice)));
+        let _ = LAST_SPLICE.try_with(|cell| {
+            if let Ok(mut last) = cell.try_borrow_mut() {
+                *last = Some(splice);
+            }
+        });
         self.len.fetch_add(1, Ordering::Release);
         true
     }
