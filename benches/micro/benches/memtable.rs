@@ -1,5 +1,6 @@
 //! Memtable micro-benchmarks: inserts of random 16-byte keys with 100-byte values (one and two
-//! threads), point lookups and a full scan of a 100k-entry memtable.
+//! threads), of ascending keys (one thread; two threads each appending its own range, as
+//! auto-increment loads of two tables), point lookups and a full scan of a 100k-entry memtable.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -51,36 +52,70 @@ fn insert(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
-    g.bench_function("2_threads_100k", |b| {
-        let halves: Vec<Arc<Vec<[u8; 16]>>> =
-            keys.chunks(N / 2).map(|c| Arc::new(c.to_vec())).collect();
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let m = Arc::new(Memtable::new(0));
-                let start = Instant::now();
-                let threads: Vec<_> = halves
-                    .iter()
-                    .enumerate()
-                    .map(|(t, half)| {
-                        let (m, half) = (Arc::clone(&m), Arc::clone(half));
-                        std::thread::spawn(move || {
-                            for (i, k) in half.iter().enumerate() {
-                                m.insert(k, (i * 2 + t) as u64, ValueKind::Put, &VALUE);
-                            }
-                        })
-                    })
-                    .collect();
-                for t in threads {
-                    let _ = t.join();
+    let ascending = ascending_keys(N);
+    g.bench_function("1_thread_100k_ascending", |b| {
+        b.iter_batched(
+            || Memtable::new(0),
+            |m| {
+                for (s, k) in ascending.iter().enumerate() {
+                    m.insert(k, s as u64, ValueKind::Put, &VALUE);
                 }
-                total += start.elapsed();
-                drop(m);
-            }
-            total
-        });
+                m
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    let halves: Vec<Arc<Vec<[u8; 16]>>> =
+        keys.chunks(N / 2).map(|c| Arc::new(c.to_vec())).collect();
+    g.bench_function("2_threads_100k", |b| {
+        b.iter_custom(|iters| two_threads(&halves, iters));
+    });
+    let ranges: Vec<Arc<Vec<[u8; 16]>>> = ascending
+        .chunks(N / 2)
+        .map(|c| Arc::new(c.to_vec()))
+        .collect();
+    g.bench_function("2_threads_100k_ascending", |b| {
+        b.iter_custom(|iters| two_threads(&ranges, iters));
     });
     g.finish();
+}
+
+/// `n` keys in ascending order (a big-endian counter in the last 8 bytes).
+fn ascending_keys(n: usize) -> Vec<[u8; 16]> {
+    (0..n as u64)
+        .map(|i| {
+            let mut k = [0u8; 16];
+            k[8..].copy_from_slice(&i.to_be_bytes());
+            k
+        })
+        .collect()
+}
+
+/// Time for two threads, each inserting its half of the keys into one fresh memtable.
+fn two_threads(halves: &[Arc<Vec<[u8; 16]>>], iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let m = Arc::new(Memtable::new(0));
+        let start = Instant::now();
+        let threads: Vec<_> = halves
+            .iter()
+            .enumerate()
+            .map(|(t, half)| {
+                let (m, half) = (Arc::clone(&m), Arc::clone(half));
+                std::thread::spawn(move || {
+                    for (i, k) in half.iter().enumerate() {
+                        m.insert(k, (i * 2 + t) as u64, ValueKind::Put, &VALUE);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            let _ = t.join();
+        }
+        total += start.elapsed();
+        drop(m);
+    }
+    total
 }
 
 fn get(c: &mut Criterion) {

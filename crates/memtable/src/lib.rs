@@ -29,6 +29,15 @@
 //! an internal key that is already present (same user key, seqno and kind; never done by the
 //! engine) is detected at level 0 and dropped; its node stays unreachable in the arena.
 //!
+//! **Where a search starts.** Each thread remembers where its last insert went (per level, the
+//! node before and after it: RocksDB's splice). The next insert starts there when, at the lowest
+//! level where nothing was inserted between those two nodes since, the new key falls between
+//! them; otherwise it walks from the top. Ascending keys (auto-increment primary keys, sorted
+//! loads, one thread per key range) then cost a few comparisons instead of a walk from the
+//! head: 1.56x the inserts per second in `benches/micro` (`memtable_insert/1_thread_100k_ascending`,
+//! 8.65 against 5.53 M/s), for about 4% less on random keys (1.85 against 1.93 M/s), whose
+//! insert checks the splice and finds it does not fit.
+//!
 //! **Memory ordering.** A node's bytes are written with plain stores before it is published;
 //! the publishing CAS uses `Release` and readers load every link with `Acquire`, so a reader that
 //! reaches a node sees it fully initialised. Only links are ever written after publication, and

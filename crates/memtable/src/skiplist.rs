@@ -33,13 +33,13 @@
 //!    `i` of a node only if it reached the node at a level `>= i` (or it is the head, whose
 //!    height is [`MAX_HEIGHT`]), so link `i` is always inside the node's block.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering as CmpOrdering;
 use std::hash::{BuildHasher, Hasher};
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use riptide_common::key::compare_internal_keys;
 
@@ -75,10 +75,45 @@ fn raw(n: Option<NodePtr>) -> *mut u8 {
     n.map_or(ptr::null_mut(), NodePtr::as_raw)
 }
 
+/// Where one insert went, per level: the node before the new node and the node after it
+/// (RocksDB's `Splice`). Each thread remembers its last one in [`LAST_SPLICE`], so the next
+/// insert of a nearby key (ascending auto-increment keys, a sorted load, a range of one index)
+/// starts from there instead of from the head.
+///
+/// What makes a remembered splice a safe start, whatever other threads inserted since:
+/// * `prev[i]` is the head or a node linked at level `i` of the list named by `list_id` (it
+///   was reached through level `i`, or is the node this thread linked there), so following
+///   its level-`i` link stays in the level-`i` list (invariant 4);
+/// * `prev` does not increase going up (`prev[i + 1]` is at or before `prev[i]`), so once
+///   `prev[l]` sorts before a key, every `prev` above `l` does too;
+/// * `next[i]` is only trusted at a level where it is still `prev[i]`'s successor ("tight"):
+///   nothing was inserted between them since.
+#[derive(Clone, Copy)]
+struct Splice {
+    /// [`SkipList::id`] of the list the nodes belong to; a splice of any other list is
+    /// ignored, so its (possibly freed) nodes are never touched.
+    list_id: u64,
+    /// Levels recorded (`0..height`).
+    height: usize,
+    prev: [NodePtr; MAX_HEIGHT],
+    next: [Option<NodePtr>; MAX_HEIGHT],
+}
+
+thread_local! {
+    /// This thread's last insert, in whatever list it was.
+    static LAST_SPLICE: RefCell<Option<Splice>> = const { RefCell::new(None) };
+}
+
+/// Source of [`SkipList::id`]: never reused within a process.
+static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
+
 /// A concurrent, insert-only skiplist of `(encoded internal key, value)` entries.
 pub(crate) struct SkipList {
     arena: Arena,
     head: NodePtr,
+    /// Unique within the process: tells this thread's remembered [`Splice`] apart from one of
+    /// a list that may be gone.
+    id: u64,
     /// Height of the tallest node ever inserted (at least 1). Only a hint for where searches
     /// start: a reader that sees a stale value merely starts lower, one that sees a new value
     /// before the tall node is linked finds null links at the top of the head and descends.
@@ -119,6 +154,7 @@ impl SkipList {
         SkipList {
             arena,
             head,
+            id: NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed),
             height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
         }
@@ -275,6 +311,64 @@ impl SkipList {
         }
     }
 
+    /// Starts an insert of `key` from this thread's last splice in this list, if it still
+    /// fits: finds the lowest level `l < top` at which the splice is tight and `key` falls
+    /// between its `prev` and `next`. Then `prev` and `next` at `l` are exact, and `prev` at
+    /// every level above `l` is a node before `key` (see [`Splice`]); both are written to
+    /// `prev`/`next` (levels the splice did not record start at the head) and `Some(l)` is
+    /// returned. `None` when there is no such splice, or when the lowest tight level does not
+    /// hold `key` (a jump elsewhere: the walk from the top is then the cheaper way).
+    fn start_from_last_splice(
+        &self,
+        key: &[u8],
+        top: usize,
+        prev: &mut [NodePtr; MAX_HEIGHT],
+        next: &mut [Option<NodePtr>; MAX_HEIGHT],
+    ) -> Option<usize> {
+        LAST_SPLICE
+            .try_with(|cell| {
+                let splice = cell.try_borrow().ok()?;
+                let splice = splice.as_ref().filter(|s| s.list_id == self.id)?;
+                self.fit_splice(splice, key, top, prev, next)
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// [`Self::start_from_last_splice`] with the splice at hand (read in place: most inserts
+    /// of random keys find it does not fit, and should not pay for copying it).
+    fn fit_splice(
+        &self,
+        splice: &Splice,
+        key: &[u8],
+        top: usize,
+        prev: &mut [NodePtr; MAX_HEIGHT],
+        next: &mut [Option<NodePtr>; MAX_HEIGHT],
+    ) -> Option<usize> {
+        let recorded = splice.height.min(top);
+        let level = (0..recorded).find(|&l| {
+            matches!(
+                (splice.prev.get(l), splice.next.get(l)),
+                (Some(&p), Some(&n)) if self.next(p, l) == n
+            )
+        })?;
+        let (&p, &n) = (splice.prev.get(level)?, splice.next.get(level)?);
+        let after_prev =
+            p == self.head || compare_internal_keys(self.key(p), key) == CmpOrdering::Less;
+        let before_next =
+            n.is_none_or(|n| compare_internal_keys(key, self.key(n)) == CmpOrdering::Less);
+        if !(after_prev && before_next) {
+            return None;
+        }
+        for (to, from) in prev.iter_mut().zip(&splice.prev).take(recorded) {
+            *to = *from;
+        }
+        for (to, from) in next.iter_mut().zip(&splice.next).take(recorded) {
+            *to = *from;
+        }
+        Some(level)
+    }
+
     /// Inserts an entry; safe to call from many threads at once. Returns false (and changes
     /// nothing visible) if an entry with the same encoded key is already present.
     pub(crate) fn insert(&self, key: &[u8], value: &[u8]) -> bool {
@@ -295,11 +389,16 @@ impl SkipList {
         }
         let top = height.max(list_height).clamp(1, MAX_HEIGHT);
 
-        // Where the node goes at each level: between prev[i] and next[i].
+        // Where the node goes at each level: between prev[i] and next[i]. Levels up to
+        // `exact_to` hold the exact neighbours; above it only `prev` is known to be a node
+        // before the key (see `Splice`), and `next` is looked up again before linking.
         let mut prev = [self.head; MAX_HEIGHT];
         let mut next: [Option<NodePtr>; MAX_HEIGHT] = [None; MAX_HEIGHT];
-        let mut x = self.head;
-        for level in (0..top).rev() {
+        let from = self.start_from_last_splice(key, top, &mut prev, &mut next);
+        let exact_to = from.unwrap_or(MAX_HEIGHT);
+        let mut x = from.and_then(|l| prev.get(l).copied()).unwrap_or(self.head);
+        let search_below = from.unwrap_or(top);
+        for level in (0..search_below).rev() {
             let (p, n, equal) = self.splice_at(key, x, level);
             if equal {
                 // Already present (fully linked at level 0, since links are made bottom-up).
@@ -312,12 +411,24 @@ impl SkipList {
             x = p;
         }
 
+        let mut linked = 0;
         'levels: for (level, (p, n)) in prev
             .iter_mut()
             .zip(next.iter_mut())
             .enumerate()
             .take(height)
         {
+            if level > exact_to {
+                // From the last splice: `p` is before the key, the node after it may have
+                // changed since.
+                let (np, nn, equal) = self.splice_at(key, *p, level);
+                if equal {
+                    // As below: only this node, linked at level 0 already, has the key.
+                    break 'levels;
+                }
+                *p = np;
+                *n = nn;
+            }
             loop {
                 let link = self.link(node, level);
                 // Relaxed: made visible by the Release compare-exchange that publishes the
@@ -348,7 +459,25 @@ impl SkipList {
                     }
                 }
             }
+            linked = level + 1;
         }
+        // Remember where this insert went: the new node is the `prev` of every level it is
+        // linked at (it is before any later, larger key of this thread).
+        for p in prev.iter_mut().take(linked) {
+            *p = node;
+        }
+        let splice = Splice {
+            list_id: self.id,
+            height: top,
+            prev,
+            next,
+        };
+        // A thread being torn down has no slot any more: it simply inserts no further.
+        let _ = LAST_SPLICE.try_with(|cell| {
+            if let Ok(mut last) = cell.try_borrow_mut() {
+                *last = Some(splice);
+            }
+        });
         self.len.fetch_add(1, Ordering::Release);
         true
     }
@@ -579,5 +708,113 @@ mod tests {
         }
         assert_eq!(list.len(), 20_000 + 5000);
         assert_eq!(list.check_structure(), 25_000);
+    }
+
+    /// The keys of the list at level 0, in order.
+    fn keys_of(list: &SkipList) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut x = list.head;
+        while let Some(n) = list.next(x, 0) {
+            out.push(list.key(n).to_vec());
+            x = n;
+        }
+        out
+    }
+
+    fn key_of(i: u64) -> Vec<u8> {
+        internal_key(&i.to_be_bytes(), 1, ValueKind::Put)
+    }
+
+    #[test]
+    fn insert_patterns_that_use_the_last_splice_keep_order() {
+        // Ascending runs (the splice fits at level 0), descending runs (it never fits), jumps
+        // back into the middle, duplicates right after and right before the last key.
+        let list = SkipList::new();
+        let mut model = std::collections::BTreeSet::new();
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut step = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut at = 1_000_000u64;
+        let mut started_from_splice = 0;
+        for _ in 0..20_000 {
+            let r = step();
+            at = match r % 8 {
+                0 => step() % 2_000_000,
+                1 => at.saturating_sub(1),
+                2 => at,
+                _ => at + 1 + r % 3,
+            };
+            let (mut prev, mut next) = ([list.head; MAX_HEIGHT], [None; MAX_HEIGHT]);
+            let top = list.search_height();
+            if list
+                .start_from_last_splice(&key_of(at), top, &mut prev, &mut next)
+                .is_some()
+            {
+                started_from_splice += 1;
+            }
+            let inserted = list.insert(&key_of(at), b"v");
+            assert_eq!(inserted, model.insert(at), "key {at}");
+        }
+        // The ascending steps (5 in 8) are meant to start from the splice.
+        assert!(started_from_splice > 10_000, "{started_from_splice}");
+        assert_eq!(list.check_structure(), model.len());
+        let want: Vec<Vec<u8>> = model.iter().map(|&i| key_of(i)).collect();
+        assert_eq!(keys_of(&list), want);
+    }
+
+    #[test]
+    fn a_splice_of_another_list_is_never_used() {
+        // Alternate between two lists whose keys interleave: each list must only ever start
+        // from its own nodes.
+        let a = SkipList::new();
+        let b = SkipList::new();
+        for i in 0..5000u64 {
+            assert!(a.insert(&key_of(i * 2), b"a"));
+            assert!(b.insert(&key_of(i * 2 + 1), b"b"));
+        }
+        drop(a);
+        // A list made after one was dropped gets a new id, even if it reuses its memory.
+        let c = SkipList::new();
+        for i in (0..5000u64).rev() {
+            assert!(c.insert(&key_of(i), b"c"));
+        }
+        assert_eq!(b.check_structure(), 5000);
+        assert_eq!(c.check_structure(), 5000);
+        assert_ne!(b.id, c.id);
+    }
+
+    #[test]
+    fn concurrent_ascending_inserts_into_one_region_keep_structure() {
+        // Four threads append interleaved ascending keys (each thread's splice is made stale
+        // by the others all the time) and race on shared duplicates.
+        let list = Arc::new(SkipList::new());
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let list = Arc::clone(&list);
+                std::thread::spawn(move || {
+                    let mut won = 0usize;
+                    for i in 0..20_000u64 {
+                        assert!(list.insert(&key_of(i * 4 + t), b"v"));
+                        if list.insert(&key_of(1_000_000 + i), b"d") {
+                            won += 1;
+                        }
+                    }
+                    won
+                })
+            })
+            .collect();
+        let won: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(won, 20_000, "each shared key is inserted exactly once");
+        assert_eq!(list.len(), 100_000);
+        assert_eq!(list.check_structure(), 100_000);
+        let keys = keys_of(&list);
+        assert!(
+            keys.windows(2)
+                .all(|w| compare_internal_keys(&w[0], &w[1]).is_lt())
+        );
     }
 }
