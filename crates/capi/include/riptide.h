@@ -1610,6 +1610,16 @@ enum riptide_status_t riptide_options_set_db_write_buffer_size(struct riptide_op
                                                                size_t bytes,
                                                                char **errmsg);
 
+// Threads flushing frozen memtables: column families flush in parallel, each one by one
+// thread at a time. Default 1, minimum 1, at most 64 (RocksDB `max_background_flushes`).
+//
+// # Safety
+//
+// As `riptide_options_set_create_if_missing`.
+enum riptide_status_t riptide_options_set_max_background_flushes(struct riptide_options_t *options,
+                                                                 size_t count,
+                                                                 char **errmsg);
+
 // Threads running compactions in parallel. Default 2 (RocksDB
 // `max_background_compactions`). Minimum 1.
 //

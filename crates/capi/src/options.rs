@@ -512,6 +512,22 @@ pub unsafe extern "C" fn riptide_options_set_db_write_buffer_size(
     unsafe { set(options, errmsg, |o| Ok(o.db_write_buffer_size(bytes))) }
 }
 
+/// Threads flushing frozen memtables: column families flush in parallel, each one by one
+/// thread at a time. Default 1, minimum 1, at most 64 (RocksDB `max_background_flushes`).
+///
+/// # Safety
+///
+/// As `riptide_options_set_create_if_missing`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_options_set_max_background_flushes(
+    options: *mut riptide_options_t,
+    count: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { set(options, errmsg, |o| Ok(o.max_background_flushes(count))) }
+}
+
 /// Threads running compactions in parallel. Default 2 (RocksDB
 /// `max_background_compactions`). Minimum 1.
 ///

@@ -1,6 +1,9 @@
-//! Background work: one flush thread and `max_background_compactions` compaction threads.
+//! Background work: `max_background_flushes` flush threads and `max_background_compactions`
+//! compaction threads.
 //!
-//! The flush thread writes frozen memtables as L0 tables, oldest first. Compaction threads
+//! Flush threads write frozen memtables as L0 tables, oldest first. A column family is flushed
+//! by one thread at a time ([`CfData::claim_flush`]), so its memtables leave in the order they
+//! were frozen, which reads rely on; several threads flush several column families at once. Compaction threads
 //! pick leveled compactions (`riptide_compaction::pick_compaction`): each job is registered
 //! in the shared [`CompactionRegistry`], so threads work on disjoint key ranges at once; big
 //! jobs are split into subcompactions. After every install the pending-compaction estimate
@@ -38,7 +41,9 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
             .spawn(move || f(&db))
             .map_err(|e| Error::io(format!("start background thread {name}"), e))
     };
-    handles.push(spawn("riptide-flush".into(), flush_loop)?);
+    for i in 0..db.options.max_background_flushes {
+        handles.push(spawn(format!("riptide-flush-{i}"), flush_loop)?);
+    }
     for i in 0..db.options.max_background_compactions {
         handles.push(spawn(format!("riptide-compact-{i}"), compaction_loop)?);
     }
@@ -87,7 +92,8 @@ fn shutting_down(db: &DbInner) -> bool {
     db.bg.lock().shutdown
 }
 
-/// The flush thread: sleeps until a memtable is frozen, flushes every frozen memtable.
+/// A flush thread: sleeps until a memtable is frozen, flushes every frozen memtable of the
+/// column families no other flush thread is flushing.
 ///
 /// A wake-up that finds nothing to flush notifies nobody: a stopped writer kicks the
 /// background threads when it starts to wait, and a notification back from an idle flush
@@ -123,8 +129,9 @@ fn flush_loop(db: &DbInner) {
     }
 }
 
-/// Flushes every frozen memtable of every column family, oldest first. Returns whether it
-/// flushed any.
+/// Flushes every frozen memtable of every column family, oldest first, except those of column
+/// families another flush thread is flushing (that thread looks at them again when it is
+/// done). Returns whether it flushed any.
 fn flush_all(db: &DbInner) -> Result<bool> {
     let mut any = false;
     loop {
@@ -134,19 +141,41 @@ fn flush_all(db: &DbInner) -> Result<bool> {
         let cfs: Vec<Arc<CfData>> = db.cfs.read().values().cloned().collect();
         let mut flushed = false;
         for cf in &cfs {
-            let oldest = cf.view().imms.last().cloned();
-            if let Some(mem) = oldest {
-                flush_one(db, cf, &mem)?;
-                flushed = true;
-                let mut bg = db.bg.lock();
-                bg.pending_compaction = true;
-                db.bg_cv.notify_all();
-            }
+            let Some(claim) = cf.claim_flush() else {
+                continue;
+            };
+            let Some(mem) = cf.view().imms.last().cloned() else {
+                continue;
+            };
+            wake_another_flush_thread(db, &cfs, cf);
+            flush_one(db, cf, &mem)?;
+            drop(claim);
+            flushed = true;
+            let mut bg = db.bg.lock();
+            bg.pending_compaction = true;
+            db.bg_cv.notify_all();
         }
         if !flushed {
             return Ok(any);
         }
         any = true;
+    }
+}
+
+/// Before this thread starts a flush of `cf`: if another column family also waits to be
+/// flushed and no thread has it, wakes the other flush threads so one of them takes it
+/// meanwhile. With one flush thread, nothing to do (it gets there itself).
+fn wake_another_flush_thread(db: &DbInner, cfs: &[Arc<CfData>], cf: &Arc<CfData>) {
+    if db.options.max_background_flushes < 2 {
+        return;
+    }
+    let another_waits = cfs
+        .iter()
+        .any(|o| !Arc::ptr_eq(o, cf) && !o.is_flushing() && !o.view().imms.is_empty());
+    if another_waits {
+        let mut bg = db.bg.lock();
+        bg.pending_flush = true;
+        db.bg_cv.notify_all();
     }
 }
 
@@ -202,8 +231,9 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         }
         return Ok(());
     }
-    // Only this thread adds tables to an empty column family (compactions need inputs), so
-    // it is still empty; checked anyway, since L0 is always a safe place.
+    // Only the flush thread holding the column family's claim adds tables to an empty column
+    // family (compactions need inputs), so it is still empty; checked anyway, since L0 is
+    // always a safe place.
     let current = vs.current();
     let level = if into_empty_cf && current.levels(cf.id).iter().all(Vec::is_empty) {
         level_targets(&current, cf.id, &level_opts).base_level

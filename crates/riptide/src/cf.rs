@@ -401,6 +401,17 @@ pub(crate) struct CfData {
     /// Bytes of the column family's tables in the current view's version (drives
     /// `Options::memtable_limit`).
     table_bytes: AtomicU64,
+    /// Set while a flush thread flushes this column family (see [`CfData::claim_flush`]).
+    flushing: AtomicBool,
+}
+
+/// A flush thread's exclusive right to flush one column family; released when dropped.
+pub(crate) struct FlushClaim<'a>(&'a AtomicBool);
+
+impl Drop for FlushClaim<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl CfData {
@@ -413,7 +424,22 @@ impl CfData {
             view: RwLock::new(Arc::new(view)),
             pending_compaction_bytes: AtomicU64::new(0),
             table_bytes,
+            flushing: AtomicBool::new(false),
         })
+    }
+
+    /// The right to flush this column family's memtables, unless another flush thread has
+    /// it: one flush at a time per column family keeps its flushes in memtable order.
+    pub(crate) fn claim_flush(&self) -> Option<FlushClaim<'_>> {
+        self.flushing
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(FlushClaim(&self.flushing))
+    }
+
+    /// True while a flush thread holds [`CfData::claim_flush`].
+    pub(crate) fn is_flushing(&self) -> bool {
+        self.flushing.load(Ordering::Acquire)
     }
 
     /// Bytes of the column family's tables now.

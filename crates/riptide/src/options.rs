@@ -35,6 +35,7 @@ pub struct Options {
     pub(crate) db_write_buffer_size: usize,
     pub(crate) max_total_wal_size: u64,
     pub(crate) max_background_compactions: usize,
+    pub(crate) max_background_flushes: usize,
     pub(crate) max_subcompactions: usize,
     pub(crate) num_levels: usize,
     pub(crate) max_bytes_for_level_base: u64,
@@ -78,6 +79,7 @@ impl Default for Options {
             db_write_buffer_size: 256 << 20,
             max_total_wal_size: 0,
             max_background_compactions: 2,
+            max_background_flushes: 1,
             max_subcompactions: 1,
             num_levels: 7,
             max_bytes_for_level_base: 256 << 20,
@@ -282,10 +284,20 @@ impl Options {
         }
     }
 
-    /// Threads running compactions in parallel on disjoint key ranges (a separate thread
-    /// flushes). Default 2 (RocksDB `max_background_compactions`). Minimum 1.
+    /// Threads running compactions in parallel on disjoint key ranges (flushes have their own
+    /// threads: [`Options::max_background_flushes`]). Default 2 (RocksDB `max_background_compactions`). Minimum 1.
     pub fn max_background_compactions(mut self, n: usize) -> Self {
         self.max_background_compactions = n.max(1);
+        self
+    }
+
+    /// Threads flushing frozen memtables. Default 1. Column families flush in parallel, one
+    /// thread each at a time; the memtables of one column family are always flushed one
+    /// after the other, oldest first (reads rely on that order), so a second thread only
+    /// helps a database whose writes spread over several column families. Minimum 1, at most
+    /// 64 (RocksDB `max_background_flushes`).
+    pub fn max_background_flushes(mut self, n: usize) -> Self {
+        self.max_background_flushes = n.clamp(1, 64);
         self
     }
 
