@@ -67,6 +67,7 @@ ulong sv_sync_mode;
 ulong sv_sync_interval_ms;
 ulong sv_compression;
 uint sv_max_background_compactions;
+uint sv_max_background_flushes;
 uint sv_l0_slowdown_trigger;
 uint sv_l0_stop_trigger;
 uint sv_bloom_bits_per_key;
@@ -128,6 +129,10 @@ MYSQL_SYSVAR_UINT(max_background_compactions, sv_max_background_compactions, RO_
                   "Threads running compactions in parallel (RocksDB "
                   "max_background_compactions)",
                   nullptr, nullptr, 2, 1, 64, 0);
+MYSQL_SYSVAR_UINT(max_background_flushes, sv_max_background_flushes, RO_VAR,
+                  "Threads flushing memtables; each column family is flushed by one "
+                  "thread at a time (RocksDB max_background_flushes)",
+                  nullptr, nullptr, 1, 1, 64, 0);
 MYSQL_SYSVAR_UINT(l0_slowdown_trigger, sv_l0_slowdown_trigger, RO_VAR,
                   "Number of L0 tables at which writes slow down (RocksDB "
                   "level0_slowdown_writes_trigger)",
@@ -175,6 +180,7 @@ struct st_mysql_sys_var *riptide_system_variables[]= {
     MYSQL_SYSVAR(sync_interval_ms),
     MYSQL_SYSVAR(compression),
     MYSQL_SYSVAR(max_background_compactions),
+    MYSQL_SYSVAR(max_background_flushes),
     MYSQL_SYSVAR(l0_slowdown_trigger),
     MYSQL_SYSVAR(l0_stop_trigger),
     MYSQL_SYSVAR(bloom_bits_per_key),
@@ -772,6 +778,9 @@ bool apply_options(riptide_options_t *opts)
          check("max_background_compactions",
                riptide_options_set_max_background_compactions(
                    opts, sv_max_background_compactions, &err)) &&
+         check("max_background_flushes",
+               riptide_options_set_max_background_flushes(opts, sv_max_background_flushes,
+                                                          &err)) &&
          check("l0_slowdown_trigger",
                riptide_options_set_l0_slowdown_trigger(opts, sv_l0_slowdown_trigger, &err)) &&
          check("l0_stop_trigger",
