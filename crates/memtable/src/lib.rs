@@ -34,8 +34,8 @@
 //! level where nothing was inserted between those two nodes since, the new key falls between
 //! them; otherwise it walks from the top. Ascending keys (auto-increment primary keys, sorted
 //! loads, one thread per key range) then cost a few comparisons instead of a walk from the
-//! head: 1.56x the inserts per second in `benches/micro` (`memtable_insert/1_thread_100k_ascending`,
-//! 8.65 against 5.53 M/s), for about 4% less on random keys (1.85 against 1.93 M/s), whose
+//! head: 1.56x the inserts per second in `benches/micro`
+//! (`memtable_insert/1_thread_100k_ascending`, 8.65 against 5.53 M/s), for about 4% less on random keys (1.85 against 1.93 M/s), whose
 //! insert checks the splice and finds it does not fit.
 //!
 //! **Memory ordering.** A node's bytes are written with plain stores before it is published;

@@ -3,8 +3,8 @@
 //!
 //! Flush threads write frozen memtables as L0 tables, oldest first. A column family is flushed
 //! by one thread at a time ([`CfData::claim_flush`]), so its memtables leave in the order they
-//! were frozen, which reads rely on; several threads flush several column families at once. Compaction threads
-//! pick leveled compactions (`riptide_compaction::pick_compaction`): each job is registered
+//! were frozen, which reads rely on; several threads flush several column families at once.
+//! Compaction threads pick leveled compactions (`riptide_compaction::pick_compaction`): each job is registered
 //! in the shared [`CompactionRegistry`], so threads work on disjoint key ranges at once; big
 //! jobs are split into subcompactions. After every install the pending-compaction estimate
 //! that drives write back-pressure is refreshed.

@@ -285,7 +285,8 @@ impl Options {
     }
 
     /// Threads running compactions in parallel on disjoint key ranges (flushes have their own
-    /// threads: [`Options::max_background_flushes`]). Default 2 (RocksDB `max_background_compactions`). Minimum 1.
+    /// threads: [`Options::max_background_flushes`]). Default 2 (RocksDB
+    /// `max_background_compactions`). Minimum 1.
     pub fn max_background_compactions(mut self, n: usize) -> Self {
         self.max_background_compactions = n.max(1);
         self
