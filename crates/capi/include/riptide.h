@@ -864,6 +864,19 @@ enum riptide_status_t riptide_hsession_begin_snapshot(struct riptide_handler_t *
 // `session` NULL or live.
 bool riptide_hsession_has_snapshot(const struct riptide_hsession_t *session);
 
+// Whether the session has put or deleted an entry of secondary index `index` (>= 1) of
+// `table` and not rolled it back; false for NULL or an index that is not secondary. While
+// it has not, an index-only read may take its rows from the index entries; once it has, an
+// entry of the session's snapshot can point to a row the session has since changed, so each
+// row must be read and checked against its entry.
+//
+// # Safety
+//
+// `session` and `table` NULL or live.
+bool riptide_hsession_wrote_index(const struct riptide_hsession_t *session,
+                                  const struct riptide_htable_t *table,
+                                  size_t index);
+
 // Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 //
 // # Safety

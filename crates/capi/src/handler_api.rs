@@ -803,6 +803,30 @@ pub unsafe extern "C" fn riptide_hsession_has_snapshot(session: *const riptide_h
     unsafe { query(session, false, |s| s.session.has_snapshot()) }
 }
 
+/// Whether the session has put or deleted an entry of secondary index `index` (>= 1) of
+/// `table` and not rolled it back; false for NULL or an index that is not secondary. While
+/// it has not, an index-only read may take its rows from the index entries; once it has, an
+/// entry of the session's snapshot can point to a row the session has since changed, so each
+/// row must be read and checked against its entry.
+///
+/// # Safety
+///
+/// `session` and `table` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_wrote_index(
+    session: *const riptide_hsession_t,
+    table: *const riptide_htable_t,
+    index: usize,
+) -> bool {
+    // SAFETY: forwarded contract.
+    unsafe {
+        query(session, false, |s| {
+            // SAFETY: forwarded contract.
+            query(table, false, |t| s.session.wrote_index(&t.table, index))
+        })
+    }
+}
+
 /// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`.
 ///
 /// # Safety

@@ -208,6 +208,20 @@ impl Session {
         Ok(())
     }
 
+    /// Whether this transaction has put or deleted an entry of secondary index `n` (`n` >= 1)
+    /// of `table` (and not rolled it back). While it has not, the entries of the index it
+    /// reads agree with the rows it reads; once it has, an entry of its snapshot can point to
+    /// a row it has since changed, so a reader must check each row against its entry.
+    pub fn wrote_index(&self, table: &Table, n: usize) -> bool {
+        let Ok(prefix) = table.index_prefix(n) else {
+            return false;
+        };
+        self.own
+            .range(prefix.to_vec()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
     /// Number of savepoints set and not yet released or rolled back.
     pub fn savepoint_depth(&self) -> usize {
         self.marks.len()
@@ -550,15 +564,32 @@ impl Session {
         if let Some(hi) = prefix_successor(&prefix) {
             opts = opts.upper_bound(hi);
         }
-        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
-        it.seek(&prefix)?;
-        while it.valid() && it.key().starts_with(&prefix) {
-            let k = it.key();
-            let gone = self.own.get(k) == Some(&Own::SingleDeleted);
-            if !gone && matches(k) {
+        let mut committed = Vec::new();
+        {
+            let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+            it.seek(&prefix)?;
+            while it.valid() && it.key().starts_with(&prefix) {
+                let k = it.key();
+                let gone = self.own.get(k) == Some(&Own::SingleDeleted);
+                if !gone && matches(k) {
+                    committed.push(k.to_vec());
+                }
+                it.next()?;
+            }
+        }
+        // A committed entry may belong to a row another transaction is deleting (or moving
+        // to another value) right now: wait for that transaction's lock on the entry, then
+        // look again at what is committed (InnoDB waits on the lock of the delete-marked
+        // record). The shared lock stays until the end of the transaction, as InnoDB's lock
+        // on a duplicate it found.
+        for k in committed {
+            if self
+                .txn
+                .get_for_update(&self.store.data, &k, false)?
+                .is_some()
+            {
                 return Err(duplicate(table, n));
             }
-            it.next()?;
         }
         for (k, op) in self.own.range(prefix.clone()..) {
             if !k.starts_with(&prefix) {
