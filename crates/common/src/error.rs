@@ -33,6 +33,9 @@ pub enum ErrorKind {
     TimedOut,
     /// A bug inside the engine (for example a caught panic). Please report it.
     Internal,
+    /// A wait (for a row lock or a gap lock) was interrupted by another thread (MariaDB's
+    /// `KILL QUERY`, a shutdown); the transaction keeps what it held before the wait.
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -50,6 +53,7 @@ impl ErrorKind {
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::TimedOut => "timed out",
             ErrorKind::Internal => "internal error",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 }

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use riptide_common::{CfId, Error, ErrorKind, Result};
 
+use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::lock_manager::TxnId;
 use crate::wait_for::{Deadlock, WaitForGraph};
@@ -165,6 +166,7 @@ struct GapState {
     wait_time: Duration,
     timeouts: u64,
     deadlocks: u64,
+    interrupts: u64,
 }
 
 impl GapState {
@@ -208,6 +210,7 @@ pub(crate) struct GapCounters {
     pub(crate) wait_time: Duration,
     pub(crate) timeouts: u64,
     pub(crate) deadlocks: u64,
+    pub(crate) interrupts: u64,
 }
 
 impl GapTable {
@@ -337,7 +340,15 @@ impl GapTable {
             wait_time: st.wait_time,
             timeouts: st.timeouts,
             deadlocks: st.deadlocks,
+            interrupts: st.interrupts,
         }
+    }
+
+    /// Wakes every waiting insert intention so it looks at its interrupt flag again (see
+    /// [`crate::interrupt`]: the mutex is taken so the flag, raised before, is seen).
+    pub(crate) fn wake_all(&self) {
+        drop(self.state.lock());
+        self.released.notify_all();
     }
 
     pub(crate) fn insert_intention(
@@ -347,6 +358,7 @@ impl GapTable {
         cf: CfId,
         key: &[u8],
         timeout: Duration,
+        interrupt: Option<&Interrupt>,
     ) -> Result<()> {
         if !self.any() {
             return Ok(());
@@ -355,6 +367,18 @@ impl GapTable {
         let mut blockers = st.check(txn, cf, key);
         if blockers.is_empty() {
             return Ok(());
+        }
+        if interrupt.is_some_and(Interrupt::is_set) {
+            st.interrupts += 1;
+            return Err(Error::new(
+                ErrorKind::Interrupted,
+                format!(
+                    "insert wait interrupted before it began: txn {txn} inserts {} into a gap \
+                     locked by {}",
+                    KeyFmt { cf, key },
+                    TxnsFmt(&blockers)
+                ),
+            ));
         }
         if timeout.is_zero() {
             st.timeouts += 1;
@@ -396,6 +420,20 @@ impl GapTable {
             blockers = st.check(txn, cf, key);
             if blockers.is_empty() {
                 break Ok(());
+            }
+            if interrupt.is_some_and(Interrupt::is_set) {
+                st.interrupts += 1;
+                break Err(Error::new(
+                    ErrorKind::Interrupted,
+                    format!(
+                        "insert wait interrupted after {}ms (limit {}ms): txn {txn} inserts {} \
+                         into a gap locked by {}",
+                        started.elapsed().as_millis(),
+                        timeout.as_millis(),
+                        KeyFmt { cf, key },
+                        TxnsFmt(&blockers)
+                    ),
+                ));
             }
             if timed_out || deadline.is_some_and(|d| Instant::now() >= d) {
                 st.timeouts += 1;

@@ -4,7 +4,8 @@
 //!
 //! - [`LockManager`]: striped shared/exclusive row locks for pessimistic transactions, with wait
 //!   timeouts and deadlock detection (the requester that would close a cycle is the victim),
-//!   and gap locks on key ranges with the insert-intention check ([`gap_locks`]).
+//!   and gap locks on key ranges with the insert-intention check ([`gap_locks`]); waits can
+//!   be ended early by another thread through an [`Interrupt`] ([`interrupt`]).
 //! - [`WriteBuffer`]: a transaction's indexed write set (read-your-own-writes, ordered seeks in
 //!   both directions for the merging iterator), nested savepoints with undo logs, and the list
 //!   of row locks the transaction took.
@@ -18,6 +19,7 @@
 //! need the database.
 
 pub mod gap_locks;
+pub mod interrupt;
 mod key_fmt;
 mod lock_manager;
 mod read_set;
@@ -26,6 +28,7 @@ mod write_buffer;
 mod xid;
 
 pub use gap_locks::GapLockId;
+pub use interrupt::Interrupt;
 pub use key_fmt::KeyFmt;
 pub use lock_manager::{
     LockKey, LockManager, LockManagerOptions, LockManagerStats, LockMode, TxnId,

@@ -24,6 +24,11 @@
 //! - **Gap locks.** Key ranges, next to the row locks: see [`crate::gap_locks`] and
 //!   [`LockManager::insert_intention`]. They share the wait-for graph, so a cycle through a
 //!   row lock and a gap lock is a deadlock too.
+//! - **Interrupts.** A wait given an [`Interrupt`] ends with [`ErrorKind::Interrupted`] soon
+//!   after another thread calls [`LockManager::interrupt`] on it (see [`crate::interrupt`]);
+//!   like a timeout, the requester keeps what it held before.
+//! - **No waiting at all.** [`LockManager::try_lock`] grants or reports a conflict at once
+//!   (`SKIP LOCKED`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -34,6 +39,7 @@ use parking_lot::{Condvar, Mutex};
 use riptide_common::{CfId, Error, ErrorKind, Result};
 
 use crate::gap_locks::{GapLockId, GapTable};
+use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::wait_for::{Deadlock, WaitForGraph};
 
@@ -155,6 +161,9 @@ pub struct LockManagerStats {
     pub gap_locks: u64,
     /// Of [`LockManagerStats::waits`], the insert-intention checks that waited for a gap lock.
     pub insert_waits: u64,
+    /// Requests (row locks and insert intentions) whose wait an [`Interrupt`] ended, with
+    /// [`ErrorKind::Interrupted`].
+    pub interrupts: u64,
 }
 
 /// The lock table entry of one key.
@@ -216,6 +225,7 @@ struct Counters {
     wait_time: Duration,
     timeouts: u64,
     deadlocks: u64,
+    interrupts: u64,
 }
 
 /// One partition of the lock table. Per-column-family maps are kept once created (they keep
@@ -395,6 +405,22 @@ impl LockManager {
         mode: LockMode,
         timeout: Duration,
     ) -> Result<bool> {
+        self.lock_interruptible(txn, cf, key, mode, timeout, None)
+    }
+
+    /// [`LockManager::lock_and_tell`], with a wait that `interrupt` can end: when it is raised
+    /// (before the wait begins, or by [`LockManager::interrupt`] during it), a request that is
+    /// not grantable at once fails with [`ErrorKind::Interrupted`] instead of waiting on, and
+    /// nothing changed for `txn` on `key`. A request granted at once never looks at the flag.
+    pub fn lock_interruptible(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        mode: LockMode,
+        timeout: Duration,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<bool> {
         let stripe = self.stripe(cf, key)?;
         let mut state = stripe.state.lock();
         let mut blockers = match state.try_acquire(txn, cf, key, mode) {
@@ -404,6 +430,17 @@ impl LockManager {
             }
             Err(blockers) => blockers,
         };
+        if interrupt.is_some_and(Interrupt::is_set) {
+            state.counters.interrupts += 1;
+            return Err(Error::new(
+                ErrorKind::Interrupted,
+                format!(
+                    "lock wait interrupted before it began: txn {txn} wants {mode} lock on {}, {}",
+                    KeyFmt { cf, key },
+                    state.describe_blockers(cf, key, &blockers)
+                ),
+            ));
+        }
         if timeout.is_zero() {
             state.counters.timeouts += 1;
             return Err(Error::new(
@@ -464,6 +501,24 @@ impl LockManager {
                 }
                 Err(now_blocking) => blockers = now_blocking,
             }
+            // Under the stripe mutex: `interrupt` raises the flag, then takes this mutex
+            // before it notifies, so the flag is seen here or the wait is woken.
+            if interrupt.is_some_and(Interrupt::is_set) {
+                let err = Error::new(
+                    ErrorKind::Interrupted,
+                    format!(
+                        "lock wait interrupted after {}ms (limit {}ms): txn {txn} wants {mode} \
+                         lock on {}, {}",
+                        started.elapsed().as_millis(),
+                        timeout.as_millis(),
+                        KeyFmt { cf, key },
+                        state.describe_blockers(cf, key, &blockers)
+                    ),
+                );
+                self.finish_wait(&wait, &mut state, &recorded, false);
+                state.counters.interrupts += 1;
+                return Err(err);
+            }
             if timed_out || deadline.is_some_and(|d| Instant::now() >= d) {
                 // Describe the blockers before leaving the queue can drop the entry.
                 let err = Error::new(
@@ -482,6 +537,40 @@ impl LockManager {
                 return Err(err);
             }
         }
+    }
+
+    /// Locks `key` of `cf` in `mode` for `txn` if that is possible without waiting: returns
+    /// `true` when `txn` holds it now (granted, or already held in `mode` or stronger), and
+    /// `false`, changing nothing, when another transaction holds it in a conflicting mode or
+    /// (for a shared request) an exclusive request of another transaction is queued on it.
+    /// Neither a timeout nor a wait is counted: this is `SKIP LOCKED`, where a locked row is
+    /// not an error.
+    pub fn try_lock(&self, txn: TxnId, cf: CfId, key: &[u8], mode: LockMode) -> Result<bool> {
+        let stripe = self.stripe(cf, key)?;
+        let mut state = stripe.state.lock();
+        match state.try_acquire(txn, cf, key, mode) {
+            Ok(()) => {
+                state.counters.granted += 1;
+                Ok(true)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Raises `interrupt` and wakes every waiting request (row locks and insert intentions)
+    /// so that those given `interrupt` end with [`ErrorKind::Interrupted`]; the others go
+    /// back to waiting. Callable from any thread; takes each stripe's mutex briefly, so it
+    /// is meant for rare events (`KILL QUERY`, shutdown), not for the fast path. The flag
+    /// stays raised until [`Interrupt::clear`].
+    pub fn interrupt(&self, interrupt: &Interrupt) {
+        interrupt.set();
+        for stripe in &*self.stripes {
+            // Taking the mutex orders the flag before any waiter's next look at it: a waiter
+            // that checked the flag before it was raised is asleep by now and gets notified.
+            drop(stripe.state.lock());
+            stripe.released.notify_all();
+        }
+        self.gaps.wake_all();
     }
 
     /// Releases the lock `txn` holds on `key` of `cf` and wakes the waiters of its stripe.
@@ -610,8 +699,22 @@ impl LockManager {
         key: &[u8],
         timeout: Duration,
     ) -> Result<()> {
+        self.insert_intention_interruptible(txn, cf, key, timeout, None)
+    }
+
+    /// [`LockManager::insert_intention`], with a wait that `interrupt` can end, as
+    /// [`LockManager::lock_interruptible`]: [`ErrorKind::Interrupted`] when it is raised
+    /// before or during the wait. An insert that need not wait never looks at the flag.
+    pub fn insert_intention_interruptible(
+        &self,
+        txn: TxnId,
+        cf: CfId,
+        key: &[u8],
+        timeout: Duration,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
         self.gaps
-            .insert_intention(self.graph.as_ref(), txn, cf, key, timeout)
+            .insert_intention(self.graph.as_ref(), txn, cf, key, timeout, interrupt)
     }
 
     /// How many transactions are recorded as waiting in the deadlock detector (0 when
@@ -632,6 +735,7 @@ impl LockManager {
             stats.wait_time += c.wait_time;
             stats.timeouts += c.timeouts;
             stats.deadlocks += c.deadlocks;
+            stats.interrupts += c.interrupts;
             let locked: usize = state
                 .keys
                 .values()
@@ -647,6 +751,7 @@ impl LockManager {
         stats.wait_time += gaps.wait_time;
         stats.timeouts += gaps.timeouts;
         stats.deadlocks += gaps.deadlocks;
+        stats.interrupts += gaps.interrupts;
         stats
     }
 
