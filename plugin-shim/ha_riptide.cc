@@ -254,6 +254,11 @@ struct Riptide_trx
   bool stmt_savepoint= false;
   /* Handlers with a live iterator on `txn` (freed before the transaction). */
   std::set<ha_riptide *> iterators;
+  /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
+     Kept per connection, as InnoDB keeps it per transaction: a partitioned table asks the
+     partition it used last, which is not the one that failed when a row moving to another
+     partition met a duplicate there. */
+  uint dup_key= uint(-1);
 };
 
 Riptide_trx *get_trx(THD *thd)
@@ -913,8 +918,13 @@ constexpr ulonglong GCOL_GEOMETRY_FLAGS= HA_CAN_VIRTUAL_COLUMNS | HA_CAN_GEOMETR
 
 ulonglong ha_riptide::table_flags() const
 {
+  /* HA_PRIMARY_KEY_IN_READ_INDEX: every secondary entry carries the whole primary key, so
+     an index-only read of a secondary index also gives the primary key columns (filled in
+     from the entry or from the row, plan_keyread), and the server knows that an UPDATE of
+     a primary key column changes the entries of every index it might be scanning. */
   return HA_REC_NOT_IN_SEQ | HA_NULL_IN_KEY | HA_TABLE_SCAN_ON_INDEX | HA_CAN_INDEX_BLOBS |
-         HA_PRIMARY_KEY_REQUIRED_FOR_POSITION | HA_CAN_SQL_HANDLER | GCOL_GEOMETRY_FLAGS |
+         HA_PRIMARY_KEY_REQUIRED_FOR_POSITION | HA_PRIMARY_KEY_IN_READ_INDEX |
+         HA_CAN_SQL_HANDLER | GCOL_GEOMETRY_FLAGS |
          HA_BINLOG_ROW_CAPABLE | HA_BINLOG_STMT_CAPABLE | HA_CAN_ONLINE_BACKUPS;
 }
 
@@ -991,7 +1001,8 @@ int ha_riptide::row_error(riptide_status_t st, char *err, size_t dup_index)
   if (st == RIPTIDE_DUPLICATE_KEY)
   {
     riptide_free(err);
-    dup_key= dup_index < table->s->keys + (has_pk ? 0 : 1) ? keynr_of(dup_index) : uint(-1);
+    get_trx(ha_thd())->dup_key=
+        dup_index < table->s->keys + (has_pk ? 0 : 1) ? keynr_of(dup_index) : uint(-1);
     return HA_ERR_FOUND_DUPP_KEY;
   }
   return status_error(st, err);
@@ -1067,17 +1078,27 @@ void ha_riptide::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std
                                  bool *has_null)
 {
   Field *f= kp->field;
-  bool nullable= f->maybe_null();
+  /* real_maybe_null(), not maybe_null(): the latter is also true for every column of a
+     table on the inner side of an outer join (TABLE::maybe_null), and is_null() then
+     follows TABLE::null_row. The encoding must depend on the column's definition alone. */
+  bool nullable= f->real_maybe_null();
   size_t at= out->size();
   uint len= key_part_width(kp);
   f->move_field_offset(diff);
-  bool null= f->is_null();
+  bool null= nullable && f->is_null();
   if (null)
     *has_null= true;
   if (!is_prefix_part(kp))
   {
-    out->resize(at + len + (nullable ? 1 : 0));
-    f->make_sort_key_part(reinterpret_cast<uchar *>(&(*out)[at]), len);
+    /* Field::make_sort_key_part's layout, without its use of maybe_null() / is_null()
+       (which follow TABLE::maybe_null and TABLE::null_row, see above): NULL is a zero
+       byte and zeros, a value a one byte and its sort string. */
+    out->resize(at + len + (nullable ? 1 : 0), '\0');
+    uchar *to= reinterpret_cast<uchar *>(&(*out)[at]);
+    if (nullable)
+      *to++= null ? 0 : 1;
+    if (!null)
+      f->sort_string(to, len);
     f->move_field_offset(-diff);
     return;
   }
@@ -1107,6 +1128,18 @@ void ha_riptide::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std
                    MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
   }
   f->move_field_offset(-diff);
+}
+
+/* The full key of the entry of Riptide secondary index `index` for secondary key `key` and
+   primary key `pk`, as an iterator returns it (crates/handler FORMAT.md: index prefix,
+   key, pk, pk length as 2 bytes big-endian). */
+std::string ha_riptide::secondary_entry(uint index, const std::string &key,
+                                        const std::string &pk) const
+{
+  std::string e= share->prefixes[index] + key + pk;
+  e.push_back(char(pk.size() >> 8));
+  e.push_back(char(pk.size()));
+  return e;
 }
 
 void ha_riptide::encode_pk(const uchar *record, std::string *out)
@@ -1312,7 +1345,7 @@ int ha_riptide::open(const char *name, int, uint)
     ref_length= 0;
     for (uint i= 0; i < pk->user_defined_key_parts; i++)
       ref_length+= key_part_width(&pk->key_part[i]) +
-                   (pk->key_part[i].field->maybe_null() ? 1 : 0);
+                   (pk->key_part[i].field->real_maybe_null() ? 1 : 0);
   }
   else
     ref_length= 8;
@@ -1509,7 +1542,15 @@ void ha_riptide::get_auto_increment(ulonglong offset, ulonglong increment,
                                     ulonglong nb_desired_values, ulonglong *first_value,
                                     ulonglong *nb_reserved_values)
 {
-  ulonglong n= nb_desired_values ? nb_desired_values : 1;
+  /* As InnoDB: the server's nb_desired_values is only right at the statement's first call
+     (the rows of a multi-row INSERT); later calls in the statement (after an explicit value
+     moved the counter past the reserved interval) ask for a growing default. So the first
+     call's count is kept and counted down as rows are written, and a later call reserves
+     only the rows still to come: INSERT ... VALUES (NULL), (100), (NULL) leaves the
+     counter at 102, not 103. */
+  if (autoinc_rows_left == 0)
+    autoinc_rows_left= nb_desired_values ? nb_desired_values : 1;
+  ulonglong n= autoinc_rows_left;
   uint64_t first= 0;
   char *err= nullptr;
   riptide_status_t st= riptide_htable_reserve_autoinc(share->table, n, offset, increment,
@@ -1533,8 +1574,14 @@ void ha_riptide::get_auto_increment(ulonglong offset, ulonglong increment,
 int ha_riptide::write_row(const uchar *buf)
 {
   if (table->next_number_field && buf == table->record[0])
-    if (int error= update_auto_increment())
+  {
+    int error= update_auto_increment();
+    /* One row of the statement's auto-increment count is used (get_auto_increment). */
+    if (autoinc_rows_left > 0)
+      autoinc_rows_left--;
+    if (error)
       return error;
+  }
   if (alter_copy.failed_marked())
   {
     last_error= "ALTER TABLE copy into " + open_name +
@@ -1607,9 +1654,14 @@ int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
       &err);
   if (st != RIPTIDE_OK)
     return row_error(st, err, dup);
-  /* The primary key changed while a scan runs over it: do not read the row again. */
-  if (old_pk != key_buf && iter && iter_index == 0)
+  /* The row's key in the index being scanned changed (the primary key, or a secondary
+     entry: its key parts or the primary key it ends with): the scan must not meet the row
+     again under its new key (the Halloween problem). */
+  if (iter && iter_index == 0 && old_pk != key_buf)
     moved_keys.insert(share->prefixes[0] + key_buf);
+  else if (iter && iter_index != 0 &&
+           (old_pk != key_buf || old_sec_bufs[iter_index - 1] != sec_bufs[iter_index - 1]))
+    moved_keys.insert(secondary_entry(iter_index, sec_bufs[iter_index - 1], key_buf));
   observe_autoinc(new_data);
   return 0;
 }
@@ -1825,6 +1877,13 @@ void ha_riptide::plan_keyread()
     if (!is_decodable_part_of(key, f) && !(pk && is_decodable_part_of(pk, f)))
       return;
   }
+  /* Once the transaction has changed entries of this index, an entry of its snapshot may
+     point to a row it has since changed (or moved to another entry): rows are then read
+     and checked against their entries (read_from_iterator). */
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s || riptide_hsession_wrote_index(s, share->table, rindex(active_index)))
+    return;
   decode_from_key= true;
 }
 
@@ -1837,7 +1896,7 @@ bool ha_riptide::decode_key_parts(const KEY *key, const uchar *p, const uchar *e
   {
     const KEY_PART_INFO *kp= &key->key_part[i];
     Field *f= kp->field;
-    bool nullable= f->maybe_null();
+    bool nullable= f->real_maybe_null();
     size_t width= key_part_width(kp);
     if (size_t(end - p) < width + (nullable ? 1 : 0))
       return false;
@@ -1868,6 +1927,17 @@ bool ha_riptide::decode_key_parts(const KEY *key, const uchar *p, const uchar *e
   return true;
 }
 
+/* Whether the secondary entry `entry` (its key bytes run from `key_off` to `pk_off`) is the
+   entry of the row in `buf` for the iterator's index. */
+bool ha_riptide::entry_matches_row(const uchar *buf, const char *entry, size_t key_off,
+                                   size_t pk_off)
+{
+  bool has_null= false;
+  encode_key(keynr_of(iter_index), buf, &entry_check_buf, &has_null);
+  return entry_check_buf.size() == pk_off - key_off &&
+         memcmp(entry_check_buf.data(), entry + key_off, entry_check_buf.size()) == 0;
+}
+
 /* Returns the row under the iterator (moving on in the given direction past rows this
    statement moved, and rows deleted before a locking read could lock them). A secondary
    index entry gives the primary key; the row is then read by it. */
@@ -1888,6 +1958,9 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       continue;
     }
     std::string pk;
+    /* Where the primary key starts in the entry: after the index prefix (primary key), or
+       after the secondary key parts (a secondary entry ends with pk + its 2-byte length). */
+    size_t pk_off= prefix.size();
     if (iter_index == 0)
     {
       if (klen < prefix.size())
@@ -1896,14 +1969,14 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
     }
     else
     {
-      size_t off= 0, len= 0;
-      if (!riptide_handler_entry_pk(k, klen, &off, &len))
+      size_t len= 0;
+      if (!riptide_handler_entry_pk(k, klen, &pk_off, &len))
       {
         last_error= "a malformed secondary index entry in " + std::string(table->s->path.str);
         sql_print_error("RIPTIDE: %s", last_error.c_str());
         return HA_ERR_RIPTIDE;
       }
-      pk.assign(k + off, len);
+      pk.assign(k + pk_off, len);
     }
     bool from_key= false;
     if (decode_from_key && iter_index != 0 && lock_rows == Riptide_row_lock::NONE)
@@ -1911,11 +1984,11 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       /* An index-only read whose columns are all decodable parts of this key or of the
          primary key: filled in from the entry's bytes, the row is not fetched. */
       const uchar *kb= reinterpret_cast<const uchar *>(k);
-      size_t off= klen - pk.size();
-      from_key= decode_key_parts(&table->key_info[active_index], kb + prefix.size(), kb + off,
-                                 buf) &&
+      const uchar *pk_end= kb + pk_off + pk.size();
+      from_key= decode_key_parts(&table->key_info[active_index], kb + prefix.size(),
+                                 kb + pk_off, buf) &&
                 (!has_pk || decode_key_parts(&table->key_info[table->s->primary_key],
-                                             kb + off, kb + klen, buf));
+                                             kb + pk_off, pk_end, buf));
     }
     if (from_key)
     {
@@ -1927,6 +2000,20 @@ int ha_riptide::read_from_iterator(uchar *buf, bool forward)
       bool found= false;
       if (int error= point_read(buf, pk, &found))
         return error;
+      if (found && iter_index != 0 && !entry_matches_row(buf, k, prefix.size(), pk_off))
+      {
+        /* The entry is not the row's: an entry of the snapshot for a row this transaction
+           has since changed, or (locking read) one another transaction changed before the
+           lock was granted. InnoDB skips it too (the row is found through its own entry).
+           A row this read locked for nothing is released where the isolation allows. */
+        if (lock_rows != Riptide_row_lock::NONE)
+        {
+          locked_index= iter_index;
+          locked_entry= key;
+          unlock_row();
+        }
+        found= false;
+      }
       if (!found)
       {
         if (int error= step(forward))
@@ -2386,8 +2473,9 @@ int ha_riptide::info(uint flag)
   }
   if (flag & HA_STATUS_ERRKEY)
   {
-    /* The key of the last duplicate-key failure (get_dup_key() resets errkey first). */
-    errkey= dup_key;
+    /* The key of the connection's last duplicate-key failure (get_dup_key() resets errkey
+       first). */
+    errkey= get_trx(ha_thd())->dup_key;
   }
   if ((flag & HA_STATUS_AUTO) && share)
     stats.auto_increment_value= riptide_htable_autoinc_next(share->table);
@@ -2483,6 +2571,7 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
 /* Begins the statement: session, statement savepoint, registration with the server. */
 int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
 {
+  autoinc_rows_left= 0;
   if (lock_type >= TL_WRITE_ALLOW_WRITE)
     lock_rows= Riptide_row_lock::EXCLUSIVE;
   int error= 0;

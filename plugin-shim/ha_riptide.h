@@ -164,6 +164,7 @@ private:
   std::unordered_set<std::string> moved_keys;
   /* Scratch buffers. */
   std::string key_buf;
+  std::string entry_check_buf;
   std::string val_buf;
   std::vector<uchar> rec_buf;
   /* Blob bodies of the row read last (the record's blob pointers point here): valid until
@@ -175,8 +176,9 @@ private:
   /* Secondary keys of a row: bytes, and the riptide_hkey_t views of them. */
   std::vector<std::string> sec_bufs, old_sec_bufs;
   std::vector<riptide_hkey_t> sec_keys, old_sec_keys;
-  /* The index of the last HA_ERR_FOUND_DUPP_KEY. */
-  uint dup_key= uint(-1);
+  /* Auto-increment values the statement's first get_auto_increment asked for that its
+     rows have not used yet (InnoDB's trx->n_autoinc_rows); 0 at each statement start. */
+  ulonglong autoinc_rows_left= 0;
   /* Message of the last HA_ERR_RIPTIDE. */
   std::string last_error;
   /* An ALTER TABLE copy into this (#sql-alter) table, committed in pieces: between
@@ -207,6 +209,8 @@ private:
   int make_iterator(uint index, bool current= false);
   int hash_lookup_prepare(const std::string &prefix);
   int read_from_iterator(uchar *buf, bool forward);
+  bool entry_matches_row(const uchar *buf, const char *entry, size_t key_off, size_t pk_off);
+  std::string secondary_entry(uint index, const std::string &key, const std::string &pk) const;
   int step(bool forward);
   int resync_iterator(bool forward);
   int index_step(uchar *buf, bool forward, const std::string &stop);
