@@ -614,6 +614,18 @@ enum riptide_status_t riptide_handler_open(struct riptide_db_t *db,
 // `handler` is NULL or a live handler; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_close(struct riptide_handler_t *handler, char **errmsg);
 
+// Sets the version of the caller's key encoding that every table created from now on
+// records (read back with `riptide_htable_key_format`; default 0): the handler treats keys
+// as bytes, and a caller that changes how it encodes key parts reads each table with the
+// encoding it was created with. `RIPTIDE_INVALID_ARGUMENT` above 127.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_handler_set_key_format(struct riptide_handler_t *handler,
+                                                     uint32_t format,
+                                                     char **errmsg);
+
 // Frees a handler (its tables and sessions stay usable until freed). NULL is a no-op.
 //
 // # Safety
@@ -728,6 +740,15 @@ void riptide_htable_release(struct riptide_htable_t *table);
 //
 // `table` is NULL or live.
 size_t riptide_htable_index_count(const struct riptide_htable_t *table);
+
+// The version of the caller's key encoding the table was created with
+// (`riptide_handler_set_key_format`; 0 for tables created before it was recorded, and for
+// NULL).
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint32_t riptide_htable_key_format(const struct riptide_htable_t *table);
 
 // Copies into `buf` (capacity `buf_len`) the bytes every key of index `index` starts with,
 // as iterators from `riptide_hsession_iter_create` return them (callers build seek targets

@@ -202,6 +202,32 @@ pub unsafe extern "C" fn riptide_handler_close(
     }
 }
 
+/// Sets the version of the caller's key encoding that every table created from now on
+/// records (read back with `riptide_htable_key_format`; default 0): the handler treats keys
+/// as bytes, and a caller that changes how it encodes key parts reads each table with the
+/// encoding it was created with. `RIPTIDE_INVALID_ARGUMENT` above 127.
+///
+/// # Safety
+///
+/// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_set_key_format(
+    handler: *mut riptide_handler_t,
+    format: u32,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            let format = u8::try_from(format).map_err(|_| {
+                riptide::Error::invalid_argument(format!("key format {format} is above 127"))
+            })?;
+            // SAFETY: forwarded contract.
+            arg_ref(handler, "handler")?.engine.set_key_format(format)
+        })
+    }
+}
+
 /// Frees a handler (its tables and sessions stay usable until freed). NULL is a no-op.
 ///
 /// # Safety
@@ -521,6 +547,19 @@ pub unsafe extern "C" fn riptide_htable_release(table: *mut riptide_htable_t) {
 pub unsafe extern "C" fn riptide_htable_index_count(table: *const riptide_htable_t) -> usize {
     // SAFETY: forwarded contract.
     unsafe { query(table, 0, |t| t.table.index_count()) }
+}
+
+/// The version of the caller's key encoding the table was created with
+/// (`riptide_handler_set_key_format`; 0 for tables created before it was recorded, and for
+/// NULL).
+///
+/// # Safety
+///
+/// `table` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_key_format(table: *const riptide_htable_t) -> u32 {
+    // SAFETY: forwarded contract.
+    unsafe { query(table, 0, |t| u32::from(t.table.key_format())) }
 }
 
 /// Copies into `buf` (capacity `buf_len`) the bytes every key of index `index` starts with,

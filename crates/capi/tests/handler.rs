@@ -63,6 +63,7 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
             err,
         );
         assert_eq!(riptide_htable_index_count(tab), 2);
+        assert_eq!(riptide_htable_key_format(tab), 0);
         let mut s = null_mut();
         check(
             riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use parking_lot::Mutex;
 use riptide::{ColumnFamily, Db, Error, ReadOptions, WriteBatch};
@@ -23,6 +24,8 @@ pub struct HandlerEngine {
     ddl: Mutex<()>,
     /// Open tables by name.
     tables: Mutex<HashMap<Vec<u8>, Arc<Table>>>,
+    /// The caller's key format, recorded in every table created from now on.
+    key_format: AtomicU8,
 }
 
 impl std::fmt::Debug for HandlerEngine {
@@ -55,9 +58,28 @@ impl HandlerEngine {
             store: Arc::new(Store { db, dd, data }),
             ddl: Mutex::new(()),
             tables: Mutex::new(HashMap::new()),
+            key_format: AtomicU8::new(0),
         };
         engine.drop_leftover_temporaries()?;
         Ok(engine)
+    }
+
+    /// Sets the version of the caller's key encoding that every table created from now on
+    /// records ([`TableDef::key_format`], [`Table::key_format`]; default 0). The handler
+    /// treats keys as bytes; a caller that changes how it encodes key parts bumps its number,
+    /// and reads each table with the encoding it was created with (the MariaDB plugin:
+    /// `plugin-shim/ha_riptide.cc`, `KEY_FORMAT_*`). `InvalidArgument` above
+    /// [`crate::MAX_KEY_FORMAT`].
+    pub fn set_key_format(&self, format: u8) -> Result<()> {
+        if format > crate::MAX_KEY_FORMAT {
+            return Err(Error::invalid_argument(format!(
+                "key format {format} is above {}",
+                crate::MAX_KEY_FORMAT
+            ))
+            .into());
+        }
+        self.key_format.store(format, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The database underneath.
@@ -354,7 +376,11 @@ impl HandlerEngine {
                 name: s.name.clone(),
             })
             .collect();
-        let def = TableDef { table_id, indexes };
+        let def = TableDef {
+            table_id,
+            key_format: self.key_format.load(Ordering::Relaxed),
+            indexes,
+        };
         let stored = StoredCounters {
             autoinc_ceiling: autoinc_start.max(1),
             rowid_ceiling: 1,

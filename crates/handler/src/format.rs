@@ -87,11 +87,19 @@ pub struct IndexDef {
     pub name: String,
 }
 
+/// Largest caller key format a table definition can record (7 bits).
+pub const MAX_KEY_FORMAT: u8 = 0x7f;
+
 /// A table as the dictionary stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableDef {
     /// The table's id (from the same sequence as index ids; keys its counters).
     pub table_id: u32,
+    /// The version of the caller's key encoding the table was created with (see
+    /// [`crate::HandlerEngine::set_key_format`]); 0 for tables created before it was
+    /// recorded. The handler treats keys as bytes: the number is kept for the caller, so
+    /// that a table keeps the encoding its keys were written in.
+    pub key_format: u8,
     /// Index 0 is the primary key or the hidden primary key; the rest are secondary, in the
     /// caller's order.
     pub indexes: Vec<IndexDef>,
@@ -256,12 +264,20 @@ pub(crate) fn encode_table(def: &TableDef) -> Result<Vec<u8>, Error> {
     let mut v = vec![FORMAT_VERSION];
     v.extend_from_slice(&be32(def.table_id));
     v.extend_from_slice(&n.to_be_bytes());
-    for ix in &def.indexes {
+    if def.key_format > MAX_KEY_FORMAT {
+        return Err(Error::invalid_argument(format!(
+            "key format {} is above {MAX_KEY_FORMAT}",
+            def.key_format
+        )));
+    }
+    for (i, ix) in def.indexes.iter().enumerate() {
         let name_len = u16::try_from(ix.name.len())
             .map_err(|_| Error::invalid_argument("index name longer than 65535 bytes"))?;
         v.extend_from_slice(&be32(ix.id));
         v.push(ix.kind.code());
-        v.push(u8::from(ix.unique));
+        // Bit 0: unique; bits 1..7 of index 0: the table's key format.
+        let format = if i == 0 { def.key_format << 1 } else { 0 };
+        v.push(u8::from(ix.unique) | format);
         v.extend_from_slice(&ix.key_parts.to_be_bytes());
         v.extend_from_slice(&name_len.to_be_bytes());
         v.extend_from_slice(ix.name.as_bytes());
@@ -285,6 +301,7 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
     let table_id = read_u32(v, 1).ok_or_else(|| bad("truncated table id"))?;
     let n = read_u16(v, 5).ok_or_else(|| bad("truncated index count"))?;
     let mut at = 7usize;
+    let mut key_format = 0;
     let mut indexes = Vec::with_capacity(usize::from(n));
     for i in 0..n {
         let id = read_u32(v, at).ok_or_else(|| bad("truncated index id"))?;
@@ -301,13 +318,19 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
         let name = String::from_utf8_lossy(name).into_owned();
         at += 10 + name_len;
         let want_primary = i == 0;
-        if want_primary == (kind == IndexKind::Secondary) || id < FIRST_ID || flags > 1 {
+        if want_primary {
+            key_format = flags >> 1;
+        }
+        if want_primary == (kind == IndexKind::Secondary)
+            || id < FIRST_ID
+            || (!want_primary && flags > 1)
+        {
             return Err(bad(&format!("index #{i} is inconsistent")));
         }
         indexes.push(IndexDef {
             id,
             kind,
-            unique: flags == 1,
+            unique: flags & 1 == 1,
             key_parts,
             name,
         });
@@ -315,7 +338,11 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
     if at != v.len() || indexes.is_empty() {
         return Err(bad("wrong length"));
     }
-    Ok(TableDef { table_id, indexes })
+    Ok(TableDef {
+        table_id,
+        key_format,
+        indexes,
+    })
 }
 
 /// The persistent counters of a table (the `C` key's value).
@@ -365,6 +392,7 @@ mod tests {
     fn table_definitions_round_trip() {
         let def = TableDef {
             table_id: 7,
+            key_format: 2,
             indexes: vec![
                 IndexDef {
                     id: 8,
@@ -388,6 +416,25 @@ mod tests {
         let mut newer = v.clone();
         newer[0] = 2;
         assert!(decode_table(&newer, "t").is_err());
+        // A definition written before key formats were recorded reads as format 0.
+        let old = TableDef {
+            key_format: 0,
+            ..def.clone()
+        };
+        let mut v0 = encode_table(&old).unwrap();
+        assert_eq!(decode_table(&v0, "t").unwrap().key_format, 0);
+        // Only index 0 carries the format: other bits on a secondary index are corruption.
+        // The last index: id, kind, flags, key parts (2), name length (2), name "k".
+        let flags_of_second = v0.len() - (1 + 2 + 2 + 1);
+        v0[flags_of_second] = 0b10;
+        assert!(decode_table(&v0, "t").is_err());
+        assert!(
+            encode_table(&TableDef {
+                key_format: MAX_KEY_FORMAT + 1,
+                ..def
+            })
+            .is_err()
+        );
     }
 
     #[test]

@@ -47,8 +47,8 @@ pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use engine::HandlerEngine;
 pub use error::{HandlerError, Result};
 pub use format::{
-    DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, MAX_PK_LEN, TableDef,
-    decode_secondary_entry, prefix_successor,
+    DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, MAX_KEY_FORMAT, MAX_PK_LEN,
+    TableDef, decode_secondary_entry, prefix_successor,
 };
 pub use session::{Isolation, RowLock, SecondaryKey, Session, SessionOptions};
 pub use table::{AUTOINC_RESERVE, ROWID_RESERVE, Table};

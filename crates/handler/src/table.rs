@@ -82,6 +82,12 @@ impl Table {
         &self.def
     }
 
+    /// The version of the caller's key encoding the table was created with
+    /// ([`crate::HandlerEngine::set_key_format`]; 0 before it was recorded).
+    pub fn key_format(&self) -> u8 {
+        self.def.key_format
+    }
+
     /// The table's id.
     pub fn id(&self) -> u32 {
         self.def.table_id

@@ -131,3 +131,27 @@ fn bad_definitions_are_refused() {
     assert!(engine.create_table(b"", &[primary()], 1).is_err());
     close(db, engine);
 }
+
+/// The caller's key format is recorded at CREATE, survives a reopen and a rename, and a
+/// table created before the caller set one reads 0.
+#[test]
+fn tables_keep_the_key_format_they_were_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let old = engine.create_table(b"./db/old", &[primary()], 1).unwrap();
+    assert_eq!(old.key_format(), 0);
+    engine.set_key_format(2).unwrap();
+    let new = engine.create_table(b"./db/new", &[primary()], 1).unwrap();
+    assert_eq!(new.key_format(), 2);
+    assert!(engine.set_key_format(128).is_err());
+    drop((old, new));
+    engine.rename_table(b"./db/new", b"./db/renamed").unwrap();
+    close(db, engine);
+
+    let (db, engine) = open(dir.path());
+    let old = engine.open_table(b"./db/old").unwrap().expect("table");
+    let renamed = engine.open_table(b"./db/renamed").unwrap().expect("table");
+    assert_eq!((old.key_format(), renamed.key_format()), (0, 2));
+    drop((old, renamed));
+    close(db, engine);
+}
