@@ -39,6 +39,14 @@ constexpr int HA_ERR_RIPTIDE= HA_ERR_LAST + 1;
    (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies. */
 constexpr char ROW_FORMAT_V1= 1;
 constexpr char ROW_FORMAT_V2= 2;
+/* Key formats of the shim: the per-table number the data dictionary keeps
+   (riptide_htable_key_format); a table keeps the format it was created with, and ALTER
+   TABLE ... FORCE rebuilds it in the current one.
+   0, 1: the original encoding;
+   2: a VARCHAR/TEXT/BLOB part in a NO PAD collation also stores the length of its
+      collation weights (is_nopad_string_part). */
+constexpr uint32_t KEY_FORMAT_NOPAD_LENGTH= 2;
+constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_NOPAD_LENGTH;
 /* CHECK TABLE reports at most this many inconsistencies one by one. */
 constexpr size_t CHECK_REPORT_LIMIT= 20;
 /* records_in_range counts at most this many keys (then extrapolates). */
@@ -840,10 +848,13 @@ int riptide_init(void *p)
     return 1;
   }
   st= riptide_handler_open(riptide_db, &riptide_handler, &err);
+  if (st == RIPTIDE_OK)
+    st= riptide_handler_set_key_format(riptide_handler, KEY_FORMAT_CURRENT, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_error("RIPTIDE: cannot open the data dictionary in %s: %s", dir.c_str(),
                     take_message(st, err).c_str());
+    riptide_handler_destroy(riptide_handler);
     riptide_handler= nullptr;
     riptide_db_destroy(riptide_db);
     riptide_db= nullptr;
@@ -1049,31 +1060,61 @@ static bool is_prefix_part(const KEY_PART_INFO *kp)
          kp->length < kp->field->key_length();
 }
 
-/* Appends the memcomparable bytes of key part `kp` of the record `diff` bytes away from
-   record[0] (fixed length per part, so a prefix of parts is a byte prefix). A whole column
-   is MariaDB's sort key (Field::make_sort_key_part). A column prefix of N characters
-   (key_part->length is N * mbmaxlen bytes) is the collation weights of the value's first N
-   characters only, padded as the collation pads (PAD SPACE: 'ab' = 'ab '), to the width of
-   N characters; a binary string's prefix is its first N bytes, zero-padded, then their
-   count (u16 BE), so 'a' sorts before 'a\0' as in the server. A nullable part starts with
-   0x00 (NULL, the rest zero) or 0x01. */
+/* Whether key part `kp` is a VARCHAR/TEXT/BLOB part in a NO PAD collation: its collation
+   weights are padded with zero bytes, so 'a' and 'a' + CHAR(0) have the same padded weights
+   although the collation tells them apart (a shorter string sorts first). Such a part also
+   stores the length of its weights (key format 2). CHAR keeps the stored spaces, which NO
+   PAD weighs like any character, and binary strings store their length already. */
+static bool is_nopad_string_part(const KEY_PART_INFO *kp)
+{
+  const Field *f= kp->field;
+  const CHARSET_INFO *cs= f->charset();
+  bool variable= f->real_type() == MYSQL_TYPE_VARCHAR || (f->flags & BLOB_FLAG);
+  return variable && cs != &my_charset_bin && (cs->state & MY_CS_NOPAD);
+}
+
 /* The width of key part `kp`'s value bytes, without the NULL-indicator byte (the same for
-   every value: what append_key_part writes). */
-static uint key_part_width(const KEY_PART_INFO *kp)
+   every value: what append_key_part writes), in key format `format`. */
+static uint key_part_width(const KEY_PART_INFO *kp, uint32_t format)
 {
   Field *f= kp->field;
+  uint weight_length= format >= KEY_FORMAT_NOPAD_LENGTH && is_nopad_string_part(kp) ? 2 : 0;
   if (!is_prefix_part(kp))
   {
     uint len= f->sort_length();
     CHARSET_INFO *cs= f->sort_charset();
-    return use_strnxfrm(cs) ? uint(cs->strnxfrmlen(len)) : len;
+    return (use_strnxfrm(cs) ? uint(cs->strnxfrmlen(len)) : len) + weight_length;
   }
   CHARSET_INFO *cs= f->charset();
   if (cs == &my_charset_bin)
     return kp->length + 2;
-  return use_strnxfrm(cs) ? uint(cs->strnxfrmlen(kp->length)) : kp->length;
+  return (use_strnxfrm(cs) ? uint(cs->strnxfrmlen(kp->length)) : kp->length) + weight_length;
 }
 
+/* The collation weights of `len` bytes at `from` (at most `nweights` characters) into
+   `to`, `width` bytes: zero-padded, then the weights' length as 2 bytes big-endian, so a
+   NO PAD string sorts before any longer one with the same padded weights. */
+static void nopad_weights(CHARSET_INFO *cs, uchar *to, uint width, uint nweights,
+                          const char *from, size_t len)
+{
+  size_t n= cs->strnxfrm(to, width - 2, nweights, reinterpret_cast<const uchar *>(from), len,
+                         0);
+  if (n > width - 2)
+    n= width - 2;
+  memset(to + n, 0, width - 2 - n);
+  to[width - 2]= uchar(n >> 8);
+  to[width - 1]= uchar(n);
+}
+
+/* Appends the memcomparable bytes of key part `kp` of the record `diff` bytes away from
+   record[0] (fixed length per part, so a prefix of parts is a byte prefix). A whole column
+   is MariaDB's sort key (Field::sort_string). A column prefix of N characters
+   (key_part->length is N * mbmaxlen bytes) is the collation weights of the value's first N
+   characters only, padded as the collation pads (PAD SPACE: 'ab' = 'ab '), to the width of
+   N characters; a binary string's prefix is its first N bytes, zero-padded, then their
+   count (u16 BE), so 'a' sorts before 'a\0' as in the server. A string in a NO PAD
+   collation (key format 2) is its weights, zero-padded, then their length (u16 BE). A
+   nullable part starts with 0x00 (NULL, the rest zero) or 0x01. */
 void ha_riptide::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
                                  bool *has_null)
 {
@@ -1083,45 +1124,46 @@ void ha_riptide::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std
      follows TABLE::null_row. The encoding must depend on the column's definition alone. */
   bool nullable= f->real_maybe_null();
   size_t at= out->size();
-  uint len= key_part_width(kp);
+  uint32_t format= share->key_format;
+  uint len= key_part_width(kp, format);
+  bool nopad= format >= KEY_FORMAT_NOPAD_LENGTH && is_nopad_string_part(kp);
   f->move_field_offset(diff);
   bool null= nullable && f->is_null();
   if (null)
     *has_null= true;
-  if (!is_prefix_part(kp))
-  {
-    /* Field::make_sort_key_part's layout, without its use of maybe_null() / is_null()
-       (which follow TABLE::maybe_null and TABLE::null_row, see above): NULL is a zero
-       byte and zeros, a value a one byte and its sort string. */
-    out->resize(at + len + (nullable ? 1 : 0), '\0');
-    uchar *to= reinterpret_cast<uchar *>(&(*out)[at]);
-    if (nullable)
-      *to++= null ? 0 : 1;
-    if (!null)
-      f->sort_string(to, len);
-    f->move_field_offset(-diff);
-    return;
-  }
-  CHARSET_INFO *cs= f->charset();
-  bool binary= cs == &my_charset_bin;
   out->resize(at + len + (nullable ? 1 : 0), '\0');
   uchar *to= reinterpret_cast<uchar *>(&(*out)[at]);
   if (nullable)
     *to++= null ? 0 : 1;
-  if (!null)
+  if (!null && !is_prefix_part(kp) && !nopad)
   {
+    /* Field::make_sort_key_part's layout, without its use of maybe_null() / is_null()
+       (which follow TABLE::maybe_null and TABLE::null_row, see above): NULL is a zero
+       byte and zeros, a value a one byte and its sort string. */
+    f->sort_string(to, len);
+  }
+  else if (!null)
+  {
+    CHARSET_INFO *cs= f->charset();
     String buf;
     f->val_str(&buf, &buf);
-    uint nchars= kp->length / cs->mbmaxlen;
-    size_t plen= cs->charpos(buf.ptr(), buf.ptr() + buf.length(), nchars);
-    if (plen > buf.length())
-      plen= buf.length();
-    if (binary)
+    size_t plen= buf.length();
+    uint nchars= f->char_length();
+    if (is_prefix_part(kp))
+    {
+      nchars= kp->length / cs->mbmaxlen;
+      plen= cs->charpos(buf.ptr(), buf.ptr() + buf.length(), nchars);
+      if (plen > buf.length())
+        plen= buf.length();
+    }
+    if (cs == &my_charset_bin)
     {
       memcpy(to, buf.ptr(), plen);
       to[len - 2]= uchar(plen >> 8);
       to[len - 1]= uchar(plen);
     }
+    else if (nopad)
+      nopad_weights(cs, to, len, nchars * cs->strxfrm_multiply, buf.ptr(), plen);
     else
       cs->strnxfrm(to, len, nchars * cs->strxfrm_multiply,
                    reinterpret_cast<const uchar *>(buf.ptr()), plen,
@@ -1293,6 +1335,7 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
     {
       s= new Riptide_share;
       s->table= t;
+      s->key_format= riptide_htable_key_format(t);
       size_t n= riptide_htable_index_count(t);
       bool pk= table_share->primary_key < MAX_KEY;
       if (n != table_share->keys + (pk ? 0 : 1))
@@ -1344,7 +1387,7 @@ int ha_riptide::open(const char *name, int, uint)
     KEY *pk= &table->key_info[table->s->primary_key];
     ref_length= 0;
     for (uint i= 0; i < pk->user_defined_key_parts; i++)
-      ref_length+= key_part_width(&pk->key_part[i]) +
+      ref_length+= key_part_width(&pk->key_part[i], share->key_format) +
                    (pk->key_part[i].field->real_maybe_null() ? 1 : 0);
   }
   else
@@ -1477,6 +1520,7 @@ int ha_riptide::truncate()
   lock_shared_ha_data();
   riptide_htable_release(share->table);
   share->table= t;
+  share->key_format= riptide_htable_key_format(t);
   share->prefixes= std::move(prefixes);
   unlock_shared_ha_data();
   cur_key.clear();
@@ -1845,7 +1889,7 @@ static Sort_decoding sort_decoding(const Field *f)
 static bool is_decodable_part(const KEY_PART_INFO *kp)
 {
   return !is_prefix_part(kp) && sort_decoding(kp->field) != SORT_NONE &&
-         key_part_width(kp) == kp->field->pack_length();
+         key_part_width(kp, KEY_FORMAT_NOPAD_LENGTH) == kp->field->pack_length();
 }
 
 /* Whether field `f` is a decodable key part of `key`. */
@@ -1897,7 +1941,7 @@ bool ha_riptide::decode_key_parts(const KEY *key, const uchar *p, const uchar *e
     const KEY_PART_INFO *kp= &key->key_part[i];
     Field *f= kp->field;
     bool nullable= f->real_maybe_null();
-    size_t width= key_part_width(kp);
+    size_t width= key_part_width(kp, share->key_format);
     if (size_t(end - p) < width + (nullable ? 1 : 0))
       return false;
     if (is_decodable_part(kp))

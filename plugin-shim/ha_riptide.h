@@ -30,6 +30,9 @@ public:
   /* Per Riptide index (0: primary or hidden key, then the secondary indexes in MariaDB key
      order): the bytes every key of the index starts with in an iterator. */
   std::vector<std::string> prefixes;
+  /* The shim's key format the table was created with (riptide_htable_key_format; 0 and 1:
+     the original encoding; KEY_FORMAT_* in ha_riptide.cc). */
+  uint32_t key_format= 0;
   /* The ALTER TABLE copy running into this (#sql-alter) table, if any: its session is the
      one every handler of the table reads and writes through, so that the server's lookup
      handler (a clone of the writing one, used by long UNIQUE duplicate checks) sees the
