@@ -69,8 +69,9 @@ pub(crate) struct DbInner {
     pub(crate) bg: Mutex<BgState>,
     pub(crate) bg_cv: Condvar,
     pub(crate) closed: AtomicBool,
-    /// Row locks of pessimistic transactions (and commit locks of optimistic ones).
-    pub(crate) locks: LockManager,
+    /// Row locks of pessimistic transactions (and commit locks of optimistic ones). Shared
+    /// with the transactions' interrupt handles, which may outlive the database.
+    pub(crate) locks: Arc<LockManager>,
     /// The next transaction id (also the owner id of row locks).
     pub(crate) next_txn_id: AtomicU64,
     /// Pessimistic transactions that have written, for locking scans to find their
@@ -327,6 +328,23 @@ impl Db {
         self.inner.prepared.xids()
     }
 
+    /// Whether an outstanding prepared transaction (prepared in this process, or recovered
+    /// from the WAL after a restart, and not committed or rolled back yet) wrote a key of
+    /// `cf` in [`lower`, `upper`) (`None`: no upper bound): its xid and the first such key
+    /// in its batch, for the first such transaction in xid order. A prepared transaction's
+    /// writes are not in the database yet, so a range delete or a replaced key space
+    /// there (a DDL such as `TRUNCATE`) would lose them at its commit: DDL waits until this
+    /// returns `None` (see the `riptide-handler` crate's `wait_for_prepared`). Scans the
+    /// prepared batches: meant for DDL, not per-row work.
+    pub fn prepared_write_in_range(
+        &self,
+        cf: &ColumnFamily,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+    ) -> Option<(Xid, Vec<u8>)> {
+        self.inner.prepared.writer_in_range(cf.id(), lower, upper)
+    }
+
     /// Commits the prepared transaction `xid` (for example one recovered after a crash).
     /// `NotFound` if no transaction is prepared under `xid`.
     pub fn commit_prepared(&self, xid: &Xid) -> Result<()> {
@@ -566,7 +584,7 @@ impl DbInner {
             bg: Mutex::new(BgState::default()),
             bg_cv: Condvar::new(),
             closed: AtomicBool::new(false),
-            locks: LockManager::new(LockManagerOptions::default()),
+            locks: Arc::new(LockManager::new(LockManagerOptions::default())),
             next_txn_id: AtomicU64::new(1),
             writers: crate::transaction::Writers::default(),
             prepared: PreparedTxns::default(),

@@ -69,7 +69,10 @@ pub fn kill_points() -> &'static [&'static str] {
     riptide_common::kill_point::POINTS
 }
 pub use stats::{LevelStats, Statistics};
-pub use transaction::{Concurrency, IsolationLevel, Transaction, TransactionOptions, TxnIterator};
+pub use transaction::{
+    Concurrency, InterruptHandle, IsolationLevel, LockedRead, Transaction, TransactionOptions,
+    TxnIterator,
+};
 
 /// The README's example, compiled and run as a doc test so it cannot rot.
 #[doc = include_str!("../../../README.md")]

@@ -13,6 +13,12 @@
 //! waited for), the row lock of the key it stops on (a wait or a newer commit means reading
 //! again at the newest sequence number).
 //!
+//! A *skip-locked* iterator ([`crate::Transaction::iter_skip_locked`]) makes the same checks
+//! without ever waiting: each lock it would wait for is tried instead, and a key whose lock
+//! another transaction holds is stepped over (an uncommitted insert of another writer, an
+//! insert recorded in the reservation, the candidate itself). Gap locks are taken as by a
+//! waiting locking iterator: they never make the scan wait.
+//!
 //! A *stop key* ([`TxnIterator::set_stop`]) ends forward steps before a key, like an upper
 //! bound the caller may move between steps (MariaDB's end of range). A locking iterator
 //! does not lock the first key past it under read committed; with gap locks (repeatable
@@ -44,8 +50,11 @@ pub(crate) struct ScanLock {
     writers: Vec<Arc<TxnShared>>,
     /// The range walked (and gap-locked) so far.
     hull: Option<(OwnedBound, OwnedBound)>,
-    /// Keys of other transactions' inserts this scan already waited for (and locked).
+    /// Keys of other transactions' inserts this scan already waited for (and locked), or,
+    /// skipping locked rows, found locked and skipped.
     waited: HashSet<Vec<u8>>,
+    /// `SKIP LOCKED`: try each lock instead of waiting for it, and step over locked keys.
+    skip_locked: bool,
 }
 
 impl ScanLock {
@@ -53,6 +62,7 @@ impl ScanLock {
         mode: LockMode,
         gap: Option<GapLockId>,
         writers: Vec<Arc<TxnShared>>,
+        skip_locked: bool,
     ) -> ScanLock {
         ScanLock {
             mode,
@@ -60,6 +70,7 @@ impl ScanLock {
             writers,
             hull: None,
             waited: HashSet::new(),
+            skip_locked,
         }
     }
 }
@@ -70,6 +81,8 @@ enum Verdict {
     Done,
     /// Something may have changed: read again at the newest sequence number.
     Reread,
+    /// Skipping locked rows: another transaction holds the candidate's lock; step over it.
+    Skip,
 }
 
 /// Whether lower bound `a` is at or below lower bound `b`.
@@ -506,13 +519,40 @@ impl TxnIterator {
     /// For a locking iterator, after a positioning from `from` (`inclusive`, going
     /// `forward`; `None`: from the end of the bounds) settled on a candidate: checks the
     /// step and reads again at the newest sequence number until nothing stands in the way.
-    fn lock_step(&mut self, from: Option<Vec<u8>>, inclusive: bool, forward: bool) -> Result<()> {
+    fn lock_step(
+        &mut self,
+        mut from: Option<Vec<u8>>,
+        mut inclusive: bool,
+        forward: bool,
+    ) -> Result<()> {
         if self.lock.is_none() {
             return Ok(());
         }
         loop {
             match self.check_step(from.as_deref(), inclusive, forward)? {
                 Verdict::Done => return Ok(()),
+                Verdict::Skip => {
+                    // Go on from after the skipped key: its range stays walked (gap-locked).
+                    let skipped = std::mem::take(&mut self.key);
+                    if forward && self.past_stop(&skipped) {
+                        // Past the stop key: the positioning ends there (`end_at_stop`).
+                        self.key = skipped;
+                        return Ok(());
+                    }
+                    if forward {
+                        while self.db.valid() && self.db.key() <= &skipped[..] {
+                            self.db.next()?;
+                        }
+                        self.settle_forward(Some(skipped.clone()), false)?;
+                    } else {
+                        while self.db.valid() && self.db.key() >= &skipped[..] {
+                            self.db.prev()?;
+                        }
+                        self.settle_backward(Some(skipped.clone()), false)?;
+                    }
+                    from = Some(skipped);
+                    inclusive = false;
+                }
                 Verdict::Reread => {
                     self.reopen(self.txn.db.last_seqno.load(Ordering::Acquire))?;
                     if forward {
@@ -581,6 +621,7 @@ impl TxnIterator {
             return Ok(Verdict::Done);
         }
         let mode = lock.mode;
+        let skip_locked = lock.skip_locked;
         if let Some(gap) = lock.gap {
             // 1. Uncommitted inserts of earlier writers, between `from` and the candidate,
             //    outside what this scan already holds (an insert there waits for this scan,
@@ -645,7 +686,9 @@ impl TxnIterator {
                     return Ok(Verdict::Reread);
                 }
                 if let Some(k) = nearest {
-                    self.lock_row(&k, mode)?;
+                    // Skipping locked rows, an insert still locked by its writer is skipped
+                    // (it is not in the database, so reading again just goes on past it).
+                    self.lock_or_skip_row(&k, mode, skip_locked)?;
                     if let Some(lock) = self.lock.as_mut() {
                         lock.waited.insert(k);
                     }
@@ -677,7 +720,7 @@ impl TxnIterator {
                 // (The gap lock forgot them: after a failed wait the iterator is not to be
                 // used any further, as after any failed step.)
                 for k in intruders {
-                    self.lock_row(&k, mode)?;
+                    self.lock_or_skip_row(&k, mode, skip_locked)?;
                     if let Some(lock) = self.lock.as_mut() {
                         lock.waited.insert(k);
                     }
@@ -689,7 +732,14 @@ impl TxnIterator {
         if let Some(k) = cand
             && !self.from_buffer
         {
-            let waited = self.lock_row(&k, mode)?;
+            let waited = if skip_locked {
+                if !self.try_lock_row(&k, mode)? {
+                    return Ok(Verdict::Skip);
+                }
+                false
+            } else {
+                self.lock_row(&k, mode)?
+            };
             let newer = self.txn.db.last_seqno.load(Ordering::Acquire) != self.seqno
                 && self.cf.data.view().newer_version(&k, self.seqno)?.is_some();
             if waited || newer {
@@ -703,6 +753,27 @@ impl TxnIterator {
     fn lock_row(&self, key: &[u8], mode: LockMode) -> Result<bool> {
         let mut st = self.txn.state.lock();
         self.txn.protect(&mut st, &self.cf, key, mode, false)
+    }
+
+    /// Locks `key` in `mode` for the transaction if that is possible without waiting;
+    /// returns whether it holds the lock now.
+    fn try_lock_row(&self, key: &[u8], mode: LockMode) -> Result<bool> {
+        let mut st = self.txn.state.lock();
+        Ok(self
+            .txn
+            .protect_no_wait(&mut st, &self.cf, key, mode)?
+            .is_some())
+    }
+
+    /// Locks `key` (another transaction's insert the scan met): waiting for it, or, when
+    /// skipping locked rows, only if that is possible without waiting.
+    fn lock_or_skip_row(&self, key: &[u8], mode: LockMode, skip_locked: bool) -> Result<()> {
+        if skip_locked {
+            self.try_lock_row(key, mode)?;
+        } else {
+            self.lock_row(key, mode)?;
+        }
+        Ok(())
     }
 }
 

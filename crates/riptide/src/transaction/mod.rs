@@ -69,8 +69,9 @@
 //!   newer version, writes, and releases the locks.
 //! - [`Concurrency::Pessimistic`]: every write and `get_for_update` takes an exclusive row lock
 //!   (under serializable, `get` takes a shared one) and holds it until commit or rollback.
-//!   Waits end after [`TransactionOptions::lock_timeout`] with `TimedOut`; a wait that would
-//!   close a cycle fails at once with `Deadlock` (the requester is the victim). Locks on keys
+//!   Waits end after the transaction's lock timeout with `TimedOut` (see "Lock waits"
+//!   below); a wait that would close a cycle fails at once with `Deadlock` (the requester
+//!   is the victim). Locks on keys
 //!   that do not exist are ordinary locks, so two inserts of one new key serialize. Under
 //!   repeatable read and serializable, locking a key that has a version newer than the
 //!   snapshot fails with `Conflict` (first committer wins, as in snapshot isolation), unless
@@ -84,6 +85,30 @@
 //!
 //! Writes made with [`Db::put`](crate::Db::put) and friends outside transactions take no row
 //! locks; they are still seen by optimistic validation.
+//!
+//! # Lock waits: timeouts, interrupts, skip locked
+//!
+//! Every lock wait of a transaction (a row lock of a read, a write or a locking iterator,
+//! an insert intention, an optimistic commit's locks) reads the transaction's *current*
+//! lock timeout when it begins: [`TransactionOptions::lock_timeout`], until
+//! [`Transaction::set_lock_timeout`] changes it (MariaDB's `NOWAIT` / `WAIT n` for one
+//! statement). Zero means "do not wait": a lock that is not free fails with `TimedOut` at
+//! once.
+//!
+//! Another thread can end the waits early through an [`InterruptHandle`]
+//! ([`Transaction::interrupt_handle`]; MariaDB's `KILL QUERY`, a shutdown). The current
+//! wait fails with [`ErrorKind::Interrupted`] within a wake-up, and so does every later
+//! wait, without waiting, until the owner calls [`Transaction::clear_interrupt`]: an
+//! interrupt that arrives just before a wait begins is not lost. Like a timeout, an
+//! interrupted wait leaves the transaction usable: it keeps the locks it held, and the
+//! request that failed changed nothing (an interrupted step of a locking iterator ends that
+//! iterator's usefulness, as any failed step: make a new one). Requests granted without
+//! waiting never look at the flag, so it costs nothing on the lock fast path.
+//!
+//! `SKIP LOCKED` never waits: [`Transaction::get_for_update_skip_locked`] reports a key
+//! locked by another transaction as [`LockedRead::LockedByOther`] instead of waiting, and
+//! [`Transaction::iter_skip_locked`] steps over such keys (and over other transactions'
+//! uncommitted inserts), locking the rest as a locking iterator does, gaps included.
 //!
 //! # Memory and size
 //!
@@ -109,7 +134,7 @@ pub(crate) mod two_phase;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -117,7 +142,9 @@ use parking_lot::{Mutex, MutexGuard};
 use riptide_common::key::MAX_SEQNO;
 use riptide_common::write_batch::WriteBatch as RawBatch;
 use riptide_common::{CfId, Error, ErrorKind, Result, SeqNo};
-use riptide_txn::{BufferedOp, KeyFmt, LockMode, TrackedKeys, TxnId, WriteBuffer, Xid};
+use riptide_txn::{
+    BufferedOp, Interrupt, KeyFmt, LockManager, LockMode, TrackedKeys, TxnId, WriteBuffer, Xid,
+};
 
 use crate::cf::ColumnFamily;
 use crate::db::DbInner;
@@ -217,6 +244,17 @@ impl TransactionOptions {
     }
 }
 
+/// What a locking read that does not wait found ([`Transaction::get_for_update_skip_locked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockedRead {
+    /// The key is locked now (or was already) and reads as this: `None` when absent.
+    Value(Option<Vec<u8>>),
+    /// Another transaction holds the key's lock in a conflicting mode (or, for a shared
+    /// read, has queued an exclusive request on it): nothing was locked or read (`SKIP
+    /// LOCKED` skips the row).
+    LockedByOther,
+}
+
 /// Where a transaction is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -310,7 +348,66 @@ pub(crate) struct TxnShared {
     db: Arc<DbInner>,
     id: TxnId,
     opts: TransactionOptions,
+    /// The current lock wait limit in nanoseconds (saturated), read by every wait:
+    /// [`TransactionOptions::lock_timeout`] until [`Transaction::set_lock_timeout`].
+    lock_timeout_nanos: AtomicU64,
+    /// Raised by [`InterruptHandle::interrupt`]; every lock wait of this transaction looks
+    /// at it.
+    interrupt: Arc<Interrupt>,
     state: Mutex<TxnState>,
+}
+
+/// A duration as saturated nanoseconds (584 years: a limit that large waits forever).
+fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Ends the lock waits of one transaction from another thread: MariaDB's `KILL QUERY` of a
+/// statement waiting for a row lock, or a server shutdown. Made by
+/// [`Transaction::interrupt_handle`]; cheap to clone, `Send + Sync`, and harmless to keep
+/// and use after its transaction (or the database) is gone: it holds only the interrupt
+/// flag and the lock table, not the transaction nor the open database.
+///
+/// [`InterruptHandle::interrupt`] makes the transaction's current lock wait, if any, fail
+/// promptly (microseconds, a wake-up away) with [`ErrorKind::Interrupted`], and every later
+/// one fail at once, until the transaction's owner calls [`Transaction::clear_interrupt`]
+/// (MariaDB: at the start of the next statement). An interrupted wait leaves the transaction
+/// usable, as a timeout does: it keeps the locks it held, and the failed request changed
+/// nothing. Requests that are granted without waiting never look at the flag.
+#[derive(Clone)]
+pub struct InterruptHandle {
+    flag: Arc<Interrupt>,
+    locks: Arc<LockManager>,
+    txn: TxnId,
+}
+
+impl std::fmt::Debug for InterruptHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InterruptHandle")
+            .field("txn", &self.txn)
+            .field("interrupted", &self.flag.is_set())
+            .finish()
+    }
+}
+
+impl InterruptHandle {
+    /// Interrupts the transaction's current and later lock waits (see the type's
+    /// documentation). Callable from any thread, any number of times; wakes every waiting
+    /// lock request of the database briefly (the others go back to waiting), so it is for
+    /// rare events, not a fast path.
+    pub fn interrupt(&self) {
+        self.locks.interrupt(&self.flag);
+    }
+
+    /// Whether the transaction's waits are interrupted (raised and not cleared since).
+    pub fn is_interrupted(&self) -> bool {
+        self.flag.is_set()
+    }
+
+    /// The id of the transaction this handle interrupts.
+    pub fn txn_id(&self) -> u64 {
+        self.txn
+    }
 }
 
 /// A transaction: see the module documentation. Every method takes `&self`; a transaction
@@ -353,12 +450,18 @@ impl TxnShared {
         }
     }
 
+    /// The lock wait limit of this transaction's waits from now on.
+    fn lock_timeout(&self) -> Duration {
+        Duration::from_nanos(self.lock_timeout_nanos.load(Ordering::Relaxed))
+    }
+
     /// Locks (pessimistic) or tracks (optimistic) `key` for `mode`; returns whether a lock
     /// wait happened (the key may have changed meanwhile). A pessimistic lock under a
     /// snapshot fails with `Conflict` if the key changed after the snapshot (unless this is a
     /// blind delete of a key a newer commit already deleted, or current reads are on). The
     /// state is unlocked while waiting for the lock: locking scans of other transactions
-    /// may look at this transaction's buffer meanwhile.
+    /// may look at this transaction's buffer meanwhile. The wait lasts up to the current
+    /// lock timeout and ends early with `Interrupted` when the transaction is interrupted.
     fn protect(
         &self,
         st: &mut MutexGuard<'_, TxnState>,
@@ -367,12 +470,50 @@ impl TxnShared {
         mode: LockMode,
         blind_delete: bool,
     ) -> Result<bool> {
+        match self.protect_with(st, cf, key, mode, blind_delete, true)? {
+            Some(waited) => Ok(waited),
+            None => Err(Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "txn {}: a waiting lock request on {} reported a lock held by another \
+                     transaction",
+                    self.id,
+                    KeyFmt { cf: cf.id(), key }
+                ),
+            )),
+        }
+    }
+
+    /// [`TxnShared::protect`] without any wait (`SKIP LOCKED`): `None`, changing nothing,
+    /// when another transaction holds `key` in a conflicting mode (or has queued an
+    /// exclusive request on it, for a shared `mode`); `Some(false)` once held. Optimistic
+    /// transactions only track the key.
+    fn protect_no_wait(
+        &self,
+        st: &mut MutexGuard<'_, TxnState>,
+        cf: &ColumnFamily,
+        key: &[u8],
+        mode: LockMode,
+    ) -> Result<Option<bool>> {
+        self.protect_with(st, cf, key, mode, false, false)
+    }
+
+    /// The body of [`TxnShared::protect`] (`wait`) and [`TxnShared::protect_no_wait`].
+    fn protect_with(
+        &self,
+        st: &mut MutexGuard<'_, TxnState>,
+        cf: &ColumnFamily,
+        key: &[u8],
+        mode: LockMode,
+        blind_delete: bool,
+        wait: bool,
+    ) -> Result<Option<bool>> {
         match self.opts.concurrency {
             Concurrency::Optimistic => {
                 // Validated against the read point: a key is never tracked after it was read.
                 let seqno = self.read_seqno(st);
                 st.tracked.track(cf.id(), key, seqno);
-                Ok(false)
+                Ok(Some(false))
             }
             Concurrency::Pessimistic => {
                 if st
@@ -380,14 +521,26 @@ impl TxnShared {
                     .lock_mode(cf.id(), key)
                     .is_some_and(|held| held >= mode)
                 {
-                    return Ok(false);
+                    return Ok(Some(false));
                 }
-                let timeout = self.opts.lock_timeout;
-                let waited = MutexGuard::unlocked(st, || {
-                    self.db
-                        .locks
-                        .lock_and_tell(self.id, cf.id(), key, mode, timeout)
-                })?;
+                let waited = if wait {
+                    let timeout = self.lock_timeout();
+                    MutexGuard::unlocked(st, || {
+                        self.db.locks.lock_interruptible(
+                            self.id,
+                            cf.id(),
+                            key,
+                            mode,
+                            timeout,
+                            Some(&self.interrupt),
+                        )
+                    })?
+                } else {
+                    if !self.db.locks.try_lock(self.id, cf.id(), key, mode)? {
+                        return Ok(None);
+                    }
+                    false
+                };
                 if st.phase != Phase::Active {
                     // Ended by another thread while this one waited (misuse): give it back.
                     self.db.locks.unlock(self.id, cf.id(), key);
@@ -398,7 +551,7 @@ impl TxnShared {
                 // with (and none taken here, so a transaction whose first step waited for a
                 // lock reads what the lock's holder committed).
                 if self.opts.isolation == IsolationLevel::ReadCommitted || self.opts.current_reads {
-                    return Ok(waited);
+                    return Ok(Some(waited));
                 }
                 let seqno = self.read_seqno(st);
                 if let Some(newer) = cf.data.view().newer_version(key, seqno)?
@@ -406,7 +559,7 @@ impl TxnShared {
                 {
                     return Err(conflict(cf, key, seqno));
                 }
-                Ok(waited)
+                Ok(Some(waited))
             }
         }
     }
@@ -460,7 +613,9 @@ impl Transaction {
             shared: Arc::new(TxnShared {
                 db,
                 id,
+                lock_timeout_nanos: AtomicU64::new(saturating_nanos(opts.lock_timeout)),
                 opts,
+                interrupt: Arc::new(Interrupt::new()),
                 state: Mutex::new(TxnState {
                     phase: Phase::Active,
                     snapshot,
@@ -477,6 +632,46 @@ impl Transaction {
     /// This transaction's id (unique within one open database; also its lock owner id).
     pub fn id(&self) -> u64 {
         self.shared.id
+    }
+
+    /// A handle another thread can use to interrupt this transaction's lock waits (see
+    /// [`InterruptHandle`]). Every handle of one transaction shares one flag.
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle {
+            flag: Arc::clone(&self.shared.interrupt),
+            locks: Arc::clone(&self.shared.db.locks),
+            txn: self.shared.id,
+        }
+    }
+
+    /// Re-arms the transaction after an interrupt: its lock waits wait normally again. The
+    /// interrupt stays in force until this is called, so an interrupt that arrives before a
+    /// wait begins is not lost (MariaDB: call it at the start of each statement).
+    pub fn clear_interrupt(&self) {
+        self.shared.interrupt.clear();
+    }
+
+    /// Whether the transaction's lock waits are interrupted (see [`InterruptHandle`]).
+    pub fn is_interrupted(&self) -> bool {
+        self.shared.interrupt.is_set()
+    }
+
+    /// Sets the limit of this transaction's lock waits from now on (every wait: row locks of
+    /// reads, writes and locking iterators, insert intentions, an optimistic commit's locks),
+    /// in place of [`TransactionOptions::lock_timeout`] (MariaDB's `NOWAIT` and `WAIT n`
+    /// for one statement, `innodb_lock_wait_timeout` changed in a session). Zero: a lock
+    /// that is not available at once fails with `TimedOut` without waiting. A wait already
+    /// in progress keeps the limit it started with.
+    pub fn set_lock_timeout(&self, timeout: Duration) {
+        self.shared
+            .lock_timeout_nanos
+            .store(saturating_nanos(timeout), Ordering::Relaxed);
+    }
+
+    /// The current limit of this transaction's lock waits (see
+    /// [`Transaction::set_lock_timeout`]).
+    pub fn lock_timeout(&self) -> Duration {
+        self.shared.lock_timeout()
     }
 
     /// The sequence number of this transaction's snapshot, if it has taken one.
@@ -523,6 +718,27 @@ impl Transaction {
             LockMode::Shared
         };
         self.read(cf, key, Some(mode))
+    }
+
+    /// [`Transaction::get_for_update`] that never waits (`SELECT ... FOR UPDATE SKIP LOCKED`,
+    /// the row read behind a skip-locked index scan): when another transaction holds the
+    /// key's lock in a conflicting mode, or (for a shared read) has queued an exclusive
+    /// request on it, returns [`LockedRead::LockedByOther`] and neither locks nor reads
+    /// anything; otherwise locks and reads as `get_for_update` does. Neither a timeout nor
+    /// an interrupt applies (nothing waits). Optimistic transactions lock nothing: always a
+    /// value.
+    pub fn get_for_update_skip_locked(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        exclusive: bool,
+    ) -> Result<LockedRead> {
+        let mode = if exclusive {
+            LockMode::Exclusive
+        } else {
+            LockMode::Shared
+        };
+        self.read_with(cf, key, Some(mode), false)
     }
 
     /// Sets `key` to `value` in `cf`.
@@ -623,6 +839,39 @@ impl Transaction {
         opts: ReadOptions<'_>,
         exclusive: bool,
     ) -> Result<TxnIterator> {
+        self.iter_locking_with(cf, opts, exclusive, false)
+    }
+
+    /// A *skip-locked* locking iterator (`SELECT ... FOR UPDATE SKIP LOCKED`, `LOCK IN SHARE
+    /// MODE SKIP LOCKED`): as [`Transaction::iter_locking`], but it never waits. A row whose
+    /// lock another transaction holds in a conflicting mode (or, for shared locks, has queued
+    /// an exclusive request on) is stepped over, unlocked and unread, as if it were not
+    /// there; so is an insert another transaction has not committed yet. The rows it stops
+    /// on are locked as usual. Gaps (repeatable read and serializable) are locked exactly as
+    /// by a normal locking iterator, since gap locks never make the scan itself wait: the
+    /// walked range, skipped rows and the gaps before them included, is gap-locked until the
+    /// transaction ends (InnoDB locks next-key ranges of the rows it returns and nothing for
+    /// a row it skips, so this holds a little more: inserts right before a skipped row wait
+    /// too). Under read committed no gap is locked. A row past the stop key that another
+    /// transaction holds ends the scan there, as the stop key does. Lock timeouts and
+    /// interrupts do not apply (nothing waits).
+    pub fn iter_skip_locked(
+        &self,
+        cf: &ColumnFamily,
+        opts: ReadOptions<'_>,
+        exclusive: bool,
+    ) -> Result<TxnIterator> {
+        self.iter_locking_with(cf, opts, exclusive, true)
+    }
+
+    /// The body of [`Transaction::iter_locking`] and [`Transaction::iter_skip_locked`].
+    fn iter_locking_with(
+        &self,
+        cf: &ColumnFamily,
+        opts: ReadOptions<'_>,
+        exclusive: bool,
+        skip_locked: bool,
+    ) -> Result<TxnIterator> {
         crate::db::check_live(cf)?;
         if self.shared.opts.concurrency != Concurrency::Pessimistic {
             return Err(Error::invalid_argument(format!(
@@ -668,7 +917,7 @@ impl Transaction {
             seqno,
             lower,
             upper,
-            iter::ScanLock::new(mode, gap, writers),
+            iter::ScanLock::new(mode, gap, writers, skip_locked),
         )
     }
 
@@ -816,11 +1065,41 @@ impl Transaction {
         key: &[u8],
         lock: Option<LockMode>,
     ) -> Result<Option<Vec<u8>>> {
+        match self.read_with(cf, key, lock, true)? {
+            LockedRead::Value(v) => Ok(v),
+            LockedRead::LockedByOther => Err(Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "txn {}: a waiting read of {} reported a lock held by another transaction",
+                    self.shared.id,
+                    KeyFmt { cf: cf.id(), key }
+                ),
+            )),
+        }
+    }
+
+    /// A read, locking `key` first if `lock` says so: waiting for it (`wait`), or reporting
+    /// [`LockedRead::LockedByOther`] when it is not available at once.
+    fn read_with(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        lock: Option<LockMode>,
+        wait: bool,
+    ) -> Result<LockedRead> {
         crate::db::check_live(cf)?;
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;
         if let Some(mode) = lock {
-            self.shared.protect(&mut st, cf, key, mode, false)?;
+            if wait {
+                self.shared.protect(&mut st, cf, key, mode, false)?;
+            } else if self
+                .shared
+                .protect_no_wait(&mut st, cf, key, mode)?
+                .is_none()
+            {
+                return Ok(LockedRead::LockedByOther);
+            }
             st.protected_reads.insert((cf.id(), key.to_vec()));
         }
         // After the lock wait (read committed must see what the lock holder committed), and
@@ -833,10 +1112,14 @@ impl Transaction {
             self.read_seqno(&mut st)
         };
         if let Some(op) = st.buffer.get(cf.id(), key) {
-            return Ok(op.value().map(<[u8]>::to_vec));
+            return Ok(LockedRead::Value(op.value().map(<[u8]>::to_vec)));
         }
         drop(st);
-        self.shared.db.counted_get(&cf.data.view(), key, seqno)
+        Ok(LockedRead::Value(self.shared.db.counted_get(
+            &cf.data.view(),
+            key,
+            seqno,
+        )?))
     }
 
     fn write(
@@ -876,11 +1159,17 @@ impl Transaction {
         // buffer, then looks at the gap locks. Each step is under a mutex, so one of the two
         // sees the other (and this load is the fast path while no gap lock exists).
         if fresh && self.shared.db.locks.has_gap_locks() {
-            let timeout = self.shared.opts.lock_timeout;
-            let (id, db) = (self.shared.id, &self.shared.db);
+            let timeout = self.shared.lock_timeout();
+            let shared = &self.shared;
             // Not holding the state while waiting: a scan may look at this buffer meanwhile.
             let outcome = MutexGuard::unlocked(&mut st, || {
-                db.locks.insert_intention(id, cf.id(), key, timeout)
+                shared.db.locks.insert_intention_interruptible(
+                    shared.id,
+                    cf.id(),
+                    key,
+                    timeout,
+                    Some(&shared.interrupt),
+                )
             });
             if let Err(e) = outcome {
                 st.buffer.forget_fresh(cf.id(), key);
@@ -896,13 +1185,15 @@ impl Transaction {
             return Ok(Vec::new());
         }
         let mut locked = Vec::with_capacity(st.tracked.len());
+        let timeout = self.shared.lock_timeout();
         for (cf, key, _) in st.tracked.iter() {
-            if let Err(e) = self.shared.db.locks.lock(
+            if let Err(e) = self.shared.db.locks.lock_interruptible(
                 self.shared.id,
                 cf,
                 key,
                 LockMode::Exclusive,
-                self.shared.opts.lock_timeout,
+                timeout,
+                Some(&self.shared.interrupt),
             ) {
                 self.unlock_keys(&locked);
                 return Err(e);

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use riptide_common::write_batch::{BatchMarker, WriteBatch as RawBatch};
-use riptide_common::{Error, Result};
+use riptide_common::{CfId, Error, Result};
 use riptide_txn::{LockMode, TxnId, Xid};
 
 use crate::db::DbInner;
@@ -126,6 +126,24 @@ impl PreparedTxns {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The first outstanding prepared transaction (in xid order) that wrote a key of `cf`
+    /// in [`lower`, `upper`) (`None`: no upper bound), with that key.
+    pub(crate) fn writer_in_range(
+        &self,
+        cf: CfId,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+    ) -> Option<(Xid, Vec<u8>)> {
+        let map = self.map.lock();
+        map.iter().find_map(|(xid, p)| {
+            p.batch
+                .iter()
+                .filter_map(std::result::Result::ok)
+                .find(|e| e.cf == cf && e.key >= lower && upper.is_none_or(|u| e.key < u))
+                .map(|e| (xid.clone(), e.key.to_vec()))
+        })
     }
 
     fn get(&self, xid: &Xid) -> Option<(RawBatch, Option<TxnId>)> {
