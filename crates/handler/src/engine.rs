@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use riptide::{ColumnFamily, Db, Error, ReadOptions, WriteBatch};
+use riptide::{ColumnFamily, Db, Error, ErrorKind, ReadOptions, WriteBatch};
 
 use crate::error::Result;
 use crate::format::{
@@ -15,6 +16,9 @@ use crate::format::{
 };
 use crate::session::{Session, SessionOptions};
 use crate::table::{Store, Table, load_counters};
+
+/// How often [`HandlerEngine::wait_for_prepared`] looks again.
+const PREPARED_POLL: Duration = Duration::from_millis(10);
 
 /// MariaDB handler semantics over one Riptide database: see the crate documentation.
 /// Thread-safe; share it by reference or `Arc`.
@@ -279,6 +283,70 @@ impl HandlerEngine {
         let table = Arc::new(table);
         self.replace_cached(name, Some(Arc::clone(&table)));
         Ok(table)
+    }
+
+    /// Waits until no outstanding prepared transaction (two-phase commit: `XA PREPARE`, or
+    /// the server's internal prepare, in this process or recovered from the WAL after a
+    /// restart) holds a write to a key of any index of table `name`; fails with `TimedOut`
+    /// after `timeout`, naming the table, the index and the xid (zero: look once). Call it
+    /// before a DDL that range-deletes or replaces the table's keys (`TRUNCATE`, `DROP`,
+    /// `RENAME`, a copying `ALTER TABLE`): a prepared transaction's rows are not in the
+    /// database yet, so its later commit would write them into a table that is gone or
+    /// emptied, where they are lost, while `XA COMMIT` reports success. InnoDB makes such
+    /// DDL wait for the transaction's locks and fail with a lock wait timeout (MariaDB error
+    /// 1205); this is the same check. A table that is not in the dictionary has nothing to
+    /// wait for: `Ok` (the DDL itself reports it missing). Looks every 10 ms. The caller
+    /// keeps new transactions from writing the table meanwhile (MariaDB: the DDL's exclusive
+    /// metadata lock), or one could prepare right after this returns.
+    pub fn wait_for_prepared(&self, name: &[u8], timeout: Duration) -> Result<()> {
+        let Some(def) = self.read_def(name)? else {
+            return Ok(());
+        };
+        let ranges: Vec<(usize, Vec<u8>, Vec<u8>)> = def
+            .indexes
+            .iter()
+            .enumerate()
+            .map(|(i, ix)| {
+                let lo = be32(ix.id).to_vec();
+                let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+                (i, lo, hi)
+            })
+            .collect();
+        let started = Instant::now();
+        let deadline = started.checked_add(timeout);
+        loop {
+            let holder = ranges.iter().find_map(|(i, lo, hi)| {
+                self.store
+                    .db
+                    .prepared_write_in_range(&self.store.data, lo, Some(hi))
+                    .map(|(xid, key)| (*i, xid, key))
+            });
+            let Some((i, xid, key)) = holder else {
+                return Ok(());
+            };
+            let now = Instant::now();
+            let left = match deadline {
+                Some(d) if now >= d => {
+                    let index = def.indexes.get(i).map_or("", |ix| ix.name.as_str());
+                    return Err(Error::new(
+                        ErrorKind::TimedOut,
+                        format!(
+                            "lock wait timeout after {}ms (limit {}ms): table {} is written \
+                             by prepared transaction {xid} (index #{i} `{index}`, key \
+                             \"{}\"); finish it with XA COMMIT or XA ROLLBACK first",
+                            started.elapsed().as_millis(),
+                            timeout.as_millis(),
+                            name_str(name),
+                            key.escape_ascii()
+                        ),
+                    )
+                    .into());
+                }
+                Some(d) => d - now,
+                None => PREPARED_POLL,
+            };
+            std::thread::sleep(PREPARED_POLL.min(left));
+        }
     }
 
     /// Opens table `name` (shared with every other opener); `None` if the dictionary has no

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use riptide::{
-    Concurrency, Error, IsolationLevel, ReadOptions, Transaction, TransactionOptions, TxnIterator,
+    Concurrency, Error, InterruptHandle, IsolationLevel, LockedRead, ReadOptions, Transaction,
+    TransactionOptions, TxnIterator,
 };
 
 use crate::error::{HandlerError, Result};
@@ -169,6 +170,40 @@ impl Session {
     /// The engine transaction underneath (for iterators and raw reads).
     pub fn transaction(&self) -> &Transaction {
         &self.txn
+    }
+
+    /// A handle another thread uses to interrupt this session's lock waits (MariaDB's `KILL
+    /// QUERY`, a shutdown): the current wait fails with `Interrupted` promptly, and so does
+    /// every later wait until [`Session::clear_interrupt`]. The session stays usable, as
+    /// after a lock wait timeout. The handle is `Send + Sync` and harmless to use after the
+    /// session is gone (see `riptide::InterruptHandle`).
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        self.txn.interrupt_handle()
+    }
+
+    /// Re-arms the session after an interrupt (MariaDB: at the start of each statement): its
+    /// lock waits wait normally again.
+    pub fn clear_interrupt(&self) {
+        self.txn.clear_interrupt();
+    }
+
+    /// Whether the session's lock waits are interrupted and not re-armed since.
+    pub fn is_interrupted(&self) -> bool {
+        self.txn.is_interrupted()
+    }
+
+    /// Sets the limit of the session's lock waits from now on (every row lock, unique check,
+    /// insert into a locked gap and locking iterator step), replacing
+    /// [`SessionOptions::lock_timeout`] until changed again: MariaDB's `SELECT ... NOWAIT`
+    /// (zero: fail with `TimedOut` at once when a lock is held) and `WAIT n` for one
+    /// statement. A wait already in progress keeps its limit.
+    pub fn set_lock_timeout(&self, timeout: Duration) {
+        self.txn.set_lock_timeout(timeout);
+    }
+
+    /// The current limit of the session's lock waits.
+    pub fn lock_timeout(&self) -> Duration {
+        self.txn.lock_timeout()
     }
 
     /// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
@@ -435,6 +470,27 @@ impl Session {
         })
     }
 
+    /// [`Session::get_row`] for `SKIP LOCKED`: never waits. With a [`RowLock::Shared`] or
+    /// [`RowLock::Exclusive`] lock, a row whose lock another session holds in a conflicting
+    /// mode (or, for shared, has queued an exclusive request on) is reported as
+    /// [`LockedRead::LockedByOther`], nothing locked or read, so the caller skips it; any
+    /// other row is locked and read as `get_row` does ([`LockedRead::Value`], `None` when
+    /// absent). [`RowLock::None`] is a plain read.
+    pub fn get_row_skip_locked(
+        &self,
+        table: &Table,
+        pk: &[u8],
+        lock: RowLock,
+    ) -> Result<LockedRead> {
+        let key = primary_key(table.primary().id, pk);
+        let data = &self.store.data;
+        Ok(match lock {
+            RowLock::None => LockedRead::Value(self.txn.get(data, &key)?),
+            RowLock::Shared => self.txn.get_for_update_skip_locked(data, &key, false)?,
+            RowLock::Exclusive => self.txn.get_for_update_skip_locked(data, &key, true)?,
+        })
+    }
+
     /// An iterator over index `n` of `table` as this transaction sees it (keys carry the
     /// 4-byte index id; primary entries hold the row, secondary entries are empty: decode
     /// the pk with [`crate::decode_secondary_entry`]).
@@ -488,6 +544,27 @@ impl Session {
         Ok(self
             .txn
             .iter_locking(&self.store.data, index_bounds(table, n)?, exclusive)?)
+    }
+
+    /// [`Session::iter_locking`] for `SELECT ... FOR UPDATE SKIP LOCKED` / `LOCK IN SHARE MODE
+    /// SKIP LOCKED`: never waits. Entries whose lock another session holds in a conflicting
+    /// mode, and other sessions' uncommitted inserts, are stepped over; the entries it stops
+    /// on are locked in `lock`'s mode. Under REPEATABLE READ and SERIALIZABLE it gap-locks
+    /// the range it walks like a waiting locking read (gap locks never make the scan wait:
+    /// they make other sessions' inserts there wait), skipped entries and the gaps around
+    /// them included; under READ COMMITTED it locks no gap (see
+    /// `riptide::Transaction::iter_skip_locked`). Read the rows of a secondary index's
+    /// entries with [`Session::get_row_skip_locked`], so that reading the row does not wait
+    /// either. [`RowLock::None`] gives the plain [`Session::iter`].
+    pub fn iter_skip_locked(&self, table: &Table, n: usize, lock: RowLock) -> Result<TxnIterator> {
+        let exclusive = match lock {
+            RowLock::None => return self.iter(table, n),
+            RowLock::Shared => false,
+            RowLock::Exclusive => true,
+        };
+        Ok(self
+            .txn
+            .iter_skip_locked(&self.store.data, index_bounds(table, n)?, exclusive)?)
     }
 
     /// InnoDB's `unlock_row`: under READ COMMITTED and
