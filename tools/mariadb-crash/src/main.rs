@@ -321,7 +321,7 @@ fn round(
     bar.set_message(format!("round {r}: start"));
 
     // 1. Start cleanly (the previous round ended with a clean shutdown) and verify.
-    server.start(&cfg).context("clean start")?;
+    server.start(&cfg.args()).context("clean start")?;
     check_settings(server, &cfg)?;
     if r == 1 {
         let mut conn = server.connect(None)?;
@@ -448,7 +448,7 @@ fn round(
     if rng.random_bool(f64::from(cli.recovery_kill_percent.min(100)) / 100.0) {
         let after = Duration::from_millis(rng.random_range(0..1500));
         bar.set_message(format!("round {r}: kill during recovery"));
-        server.spawn(&cfg)?;
+        server.spawn(&cfg.args())?;
         thread::sleep(after);
         if !server.running() {
             bail!(
@@ -466,7 +466,7 @@ fn round(
 
     // 4. Restart (crash recovery) and verify.
     bar.set_message(format!("round {r}: recovery"));
-    let recovery = server.start(&cfg).context("restart after SIGKILL")?;
+    let recovery = server.start(&cfg.args()).context("restart after SIGKILL")?;
     summary.max_recovery = summary.max_recovery.max(recovery);
     let mut conn = server.connect(Some(DB))?;
     let (mut yes, mut no) = (0, 0);
