@@ -201,7 +201,7 @@ fn take<T: Copy>(v: &mut Vec<T>, p: Pick) -> Option<T> {
 }
 
 /// Status codes the ABI defines.
-const MAX_STATUS: i32 = riptide_status_t::RIPTIDE_DUPLICATE_KEY as i32;
+const MAX_STATUS: i32 = riptide_status_t::RIPTIDE_INTERRUPTED as i32;
 
 impl State {
     /// Runs one fallible call with an `errmsg` out-parameter (or NULL) and checks the status

@@ -35,6 +35,16 @@
 // Row lock mode: exclusive (`FOR UPDATE`, reads of writing statements).
 #define RIPTIDE_ROW_LOCK_EXCLUSIVE 2
 
+// Row lock mode: shared, never waiting (`LOCK IN SHARE MODE SKIP LOCKED`). With
+// `riptide_hsession_get_row`, a row another session holds in a conflicting mode is
+// reported as `RIPTIDE_BUSY` (skip it); with `riptide_hsession_iter_create_locking`, the
+// iterator steps over such entries.
+#define RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED 3
+
+// Row lock mode: exclusive, never waiting (`FOR UPDATE SKIP LOCKED`); as
+// `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED`.
+#define RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED 4
+
 // Session isolation (`riptide_hsession_begin`): READ UNCOMMITTED (runs as read committed).
 #define RIPTIDE_HISO_READ_UNCOMMITTED 0
 
@@ -127,6 +137,11 @@ typedef enum riptide_status_t {
     // A handler insert or update would duplicate a primary or unique key; the function's
     // `dup_index` out-parameter names the index (0 is the primary key).
     RIPTIDE_DUPLICATE_KEY = 12,
+    // A lock wait was interrupted by another thread (`riptide_hinterrupt_fire`: MariaDB's
+    // `KILL QUERY`, a shutdown). The session keeps the locks it held before the wait and
+    // stays usable, as after `RIPTIDE_TIMED_OUT`; its waits keep failing this way until
+    // `riptide_hsession_clear_interrupt`.
+    RIPTIDE_INTERRUPTED = 13,
 } riptide_status_t;
 
 // A write batch (opaque): puts and deletes, possibly across column families, that
@@ -152,6 +167,13 @@ typedef struct riptide_db_t riptide_db_t;
 // The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
 // `riptide_handler_destroy`. Thread-safe.
 typedef struct riptide_handler_t riptide_handler_t;
+
+// An interrupter of one session's lock waits (opaque): made by
+// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+// `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
+// any call (a lock wait included), and after the session was destroyed (then it does
+// nothing useful, harmlessly). It holds neither the session nor the database open.
+typedef struct riptide_hinterrupt_t riptide_hinterrupt_t;
 
 // A session (opaque): one transaction with statement savepoints. Made by
 // `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
@@ -716,6 +738,28 @@ enum riptide_status_t riptide_handler_truncate_table(struct riptide_handler_t *h
                                                      size_t name_len,
                                                      char **errmsg);
 
+// Waits until no prepared transaction (`XA PREPARE`, the server's internal two-phase
+// commit; prepared in this process or recovered after a restart, and not committed or
+// rolled back yet) holds a write to any index of table `name`, for up to `timeout_ms`
+// milliseconds (0: look once), looking every 10 ms: `RIPTIDE_OK` once none does,
+// `RIPTIDE_TIMED_OUT` (the message names the table, the index and the xid) after the
+// limit. Call it before a DDL that range-deletes or replaces the table's keys (`TRUNCATE`,
+// `DROP`, `RENAME`, a copying `ALTER`), while holding the DDL's exclusive metadata lock
+// (so no transaction can prepare a new write to the table meanwhile): a prepared
+// transaction's rows are not in the database yet, and its later commit would otherwise
+// write them where they are lost (InnoDB makes the DDL wait and fail with error 1205, lock
+// wait timeout). A table that is not in the dictionary has nothing to wait for:
+// `RIPTIDE_OK`. Runs on the calling thread; thread-safe.
+//
+// # Safety
+//
+// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+enum riptide_status_t riptide_handler_wait_prepared(struct riptide_handler_t *handler,
+                                                    const char *name,
+                                                    size_t name_len,
+                                                    uint64_t timeout_ms,
+                                                    char **errmsg);
+
 // Opens table `name` into `*table`; `RIPTIDE_NOT_FOUND` if the dictionary has no such table.
 //
 // # Safety
@@ -898,6 +942,73 @@ bool riptide_hsession_wrote_index(const struct riptide_hsession_t *session,
                                   const struct riptide_htable_t *table,
                                   size_t index);
 
+// Makes an interrupter of the session's lock waits in `*interrupter` (MariaDB's `KILL
+// QUERY`, a shutdown): `riptide_hinterrupt_fire` on it makes the session's current lock
+// wait (a row lock of any call, a unique check, an insert into a locked gap, a locking
+// iterator's step) fail promptly with `RIPTIDE_INTERRUPTED`, and every later wait fail so
+// at once, until `riptide_hsession_clear_interrupt`. Locks granted without waiting are not
+// affected. The session stays usable after an interrupted wait, as after
+// `RIPTIDE_TIMED_OUT`: it keeps the locks it held, and the call that failed changed
+// nothing. Each call makes a new handle on the same interrupt; free each with
+// `riptide_hinterrupt_destroy`.
+//
+// Threads: call this on the session's own thread (like any session call); then the handle
+// belongs to whoever holds it, and `riptide_hinterrupt_fire` may be called from any thread
+// at any time, the session's own calls and its destruction included. The handle must not
+// be destroyed while another thread fires it.
+//
+// # Safety
+//
+// `session` NULL or live; `interrupter` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_interrupter(const struct riptide_hsession_t *session,
+                                                   struct riptide_hinterrupt_t **interrupter,
+                                                   char **errmsg);
+
+// Interrupts the lock waits of the session `interrupter` was made for: its current wait,
+// if any, ends with `RIPTIDE_INTERRUPTED` (within a thread wake-up, well under a
+// millisecond on an idle machine), and so does every later one until the session calls
+// `riptide_hsession_clear_interrupt`. Callable from any thread, concurrently with any call
+// on the session (that is the point) and after the session was destroyed (then nothing
+// happens). Briefly wakes every lock waiter of the database (the others go back to
+// waiting): meant for rare events, not a per-row call. NULL is a no-op.
+//
+// # Safety
+//
+// `interrupter` is NULL or a live handle, not destroyed during the call.
+void riptide_hinterrupt_fire(const struct riptide_hinterrupt_t *interrupter);
+
+// Frees an interrupter (its session is not affected; an interrupt it fired stays in force
+// until `riptide_hsession_clear_interrupt`). NULL is a no-op.
+//
+// # Safety
+//
+// `interrupter` is NULL or a live handle that no thread uses during or after the call.
+void riptide_hinterrupt_destroy(struct riptide_hinterrupt_t *interrupter);
+
+// Re-arms the session after `riptide_hinterrupt_fire`: its lock waits wait normally again.
+// MariaDB: at the start of each statement, so that a `KILL QUERY` that arrived just before
+// a wait began is not lost within its statement, and does not outlive it. NULL is a no-op.
+//
+// # Safety
+//
+// `session` NULL or live (used by this thread, as any session call).
+void riptide_hsession_clear_interrupt(struct riptide_hsession_t *session);
+
+// Sets the limit of the session's lock waits from now on to `timeout_ms` milliseconds
+// (every wait: row locks of reads and writes, unique checks, inserts into a locked gap,
+// locking iterator steps), until changed again: MariaDB's `SELECT ... NOWAIT` and `WAIT n`
+// for one statement (set it before, restore the session's value after). Unlike
+// `riptide_hsession_begin`'s `lock_timeout_ms`, 0 here means "do not wait": a lock that is
+// not free fails with `RIPTIDE_TIMED_OUT` at once. A wait already in progress keeps its
+// limit.
+//
+// # Safety
+//
+// `session` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_t *session,
+                                                        uint64_t timeout_ms,
+                                                        char **errmsg);
+
 // Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 //
 // # Safety
@@ -1044,7 +1155,12 @@ enum riptide_status_t riptide_hsession_delete(struct riptide_hsession_t *session
 
 // Reads the row with primary key `pk` as the session sees it, locking it per `lock`
 // (`RIPTIDE_ROW_LOCK_*`). Results as `riptide_txn_get` (free the value with
-// `riptide_free_value`).
+// `riptide_free_value`). With `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED` or
+// `RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED` the read never waits: a row whose lock another
+// session holds in a conflicting mode (or, for shared, has queued an exclusive request on)
+// is `RIPTIDE_BUSY` with `*found` false and nothing locked (`SKIP LOCKED`: skip the row);
+// any other row is locked and read as with the waiting mode. No other case returns
+// `RIPTIDE_BUSY`.
 //
 // # Safety
 //
@@ -1108,6 +1224,18 @@ enum riptide_status_t riptide_hsession_iter_create(struct riptide_hsession_t *se
 // SERIALIZABLE, gap-locks the range it walks until the transaction ends, so other
 // sessions' inserts there wait. While it is open it also reserves the rest of the index.
 // `RIPTIDE_ROW_LOCK_NONE` makes a plain iterator.
+//
+// `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED` / `RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED` make a
+// `SKIP LOCKED` iterator, which never waits: entries whose lock another session holds in a
+// conflicting mode, and other sessions' uncommitted inserts, are stepped over (neither
+// returned nor locked); the entries it returns are locked in that mode. Gaps are locked as
+// by the waiting modes (REPEATABLE READ and SERIALIZABLE: the walked range, skipped
+// entries and the gaps around them included, until the transaction ends; READ COMMITTED:
+// none), since a gap lock never makes the scan itself wait, only other sessions' inserts.
+// InnoDB takes next-key locks on the records it returns and nothing for a record it
+// skips, so this holds slightly more (inserts right next to a skipped entry wait too).
+// Read each entry's row with `riptide_hsession_get_row` in the same skip-locked mode, so
+// that the row read does not wait either.
 //
 // # Safety
 //

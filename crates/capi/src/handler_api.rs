@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
-use riptide::{Error, TxnIterator};
+use riptide::{Error, InterruptHandle, LockedRead, TxnIterator};
 use riptide_handler::{
     HandlerEngine, HandlerError, IndexKind, IndexSpec, Isolation, RowLock, SecondaryKey, Session,
     SessionOptions, Table,
@@ -37,6 +37,14 @@ pub const RIPTIDE_ROW_LOCK_NONE: i32 = 0;
 pub const RIPTIDE_ROW_LOCK_SHARED: i32 = 1;
 /// Row lock mode: exclusive (`FOR UPDATE`, reads of writing statements).
 pub const RIPTIDE_ROW_LOCK_EXCLUSIVE: i32 = 2;
+/// Row lock mode: shared, never waiting (`LOCK IN SHARE MODE SKIP LOCKED`). With
+/// `riptide_hsession_get_row`, a row another session holds in a conflicting mode is
+/// reported as `RIPTIDE_BUSY` (skip it); with `riptide_hsession_iter_create_locking`, the
+/// iterator steps over such entries.
+pub const RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED: i32 = 3;
+/// Row lock mode: exclusive, never waiting (`FOR UPDATE SKIP LOCKED`); as
+/// `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED`.
+pub const RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED: i32 = 4;
 
 /// Session isolation (`riptide_hsession_begin`): READ UNCOMMITTED (runs as read committed).
 pub const RIPTIDE_HISO_READ_UNCOMMITTED: i32 = 0;
@@ -64,6 +72,15 @@ pub struct riptide_htable_t {
 /// One thread at a time; destroy its iterators first.
 pub struct riptide_hsession_t {
     session: Session,
+}
+
+/// An interrupter of one session's lock waits (opaque): made by
+/// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+/// `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
+/// any call (a lock wait included), and after the session was destroyed (then it does
+/// nothing useful, harmlessly). It holds neither the session nor the database open.
+pub struct riptide_hinterrupt_t {
+    handle: InterruptHandle,
 }
 
 /// One index of a table being created.
@@ -489,6 +506,43 @@ pub unsafe extern "C" fn riptide_handler_truncate_table(
     }
 }
 
+/// Waits until no prepared transaction (`XA PREPARE`, the server's internal two-phase
+/// commit; prepared in this process or recovered after a restart, and not committed or
+/// rolled back yet) holds a write to any index of table `name`, for up to `timeout_ms`
+/// milliseconds (0: look once), looking every 10 ms: `RIPTIDE_OK` once none does,
+/// `RIPTIDE_TIMED_OUT` (the message names the table, the index and the xid) after the
+/// limit. Call it before a DDL that range-deletes or replaces the table's keys (`TRUNCATE`,
+/// `DROP`, `RENAME`, a copying `ALTER`), while holding the DDL's exclusive metadata lock
+/// (so no transaction can prepare a new write to the table meanwhile): a prepared
+/// transaction's rows are not in the database yet, and its later commit would otherwise
+/// write them where they are lost (InnoDB makes the DDL wait and fail with error 1205, lock
+/// wait timeout). A table that is not in the dictionary has nothing to wait for:
+/// `RIPTIDE_OK`. Runs on the calling thread; thread-safe.
+///
+/// # Safety
+///
+/// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_handler_wait_prepared(
+    handler: *mut riptide_handler_t,
+    name: *const c_char,
+    name_len: usize,
+    timeout_ms: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let h = arg_ref(handler, "handler")?;
+            // SAFETY: forwarded contract.
+            let name = bytes(name, name_len, "name")?;
+            h.engine
+                .wait_for_prepared(name, Duration::from_millis(timeout_ms))
+        })
+    }
+}
+
 /// Opens table `name` into `*table`; `RIPTIDE_NOT_FOUND` if the dictionary has no such table.
 ///
 /// # Safety
@@ -866,6 +920,114 @@ pub unsafe extern "C" fn riptide_hsession_wrote_index(
     }
 }
 
+/// Makes an interrupter of the session's lock waits in `*interrupter` (MariaDB's `KILL
+/// QUERY`, a shutdown): `riptide_hinterrupt_fire` on it makes the session's current lock
+/// wait (a row lock of any call, a unique check, an insert into a locked gap, a locking
+/// iterator's step) fail promptly with `RIPTIDE_INTERRUPTED`, and every later wait fail so
+/// at once, until `riptide_hsession_clear_interrupt`. Locks granted without waiting are not
+/// affected. The session stays usable after an interrupted wait, as after
+/// `RIPTIDE_TIMED_OUT`: it keeps the locks it held, and the call that failed changed
+/// nothing. Each call makes a new handle on the same interrupt; free each with
+/// `riptide_hinterrupt_destroy`.
+///
+/// Threads: call this on the session's own thread (like any session call); then the handle
+/// belongs to whoever holds it, and `riptide_hinterrupt_fire` may be called from any thread
+/// at any time, the session's own calls and its destruction included. The handle must not
+/// be destroyed while another thread fires it.
+///
+/// # Safety
+///
+/// `session` NULL or live; `interrupter` and `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_interrupter(
+    session: *const riptide_hsession_t,
+    interrupter: *mut *mut riptide_hinterrupt_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        hguard(errmsg, || {
+            // SAFETY: forwarded contract.
+            let out = Out::new(interrupter, "interrupter")?;
+            out.set(std::ptr::null_mut());
+            // SAFETY: forwarded contract.
+            let s = &arg_ref(session, "session")?.session;
+            out.set(into_handle(riptide_hinterrupt_t {
+                handle: s.interrupt_handle(),
+            }));
+            Ok(())
+        })
+    }
+}
+
+/// Interrupts the lock waits of the session `interrupter` was made for: its current wait,
+/// if any, ends with `RIPTIDE_INTERRUPTED` (within a thread wake-up, well under a
+/// millisecond on an idle machine), and so does every later one until the session calls
+/// `riptide_hsession_clear_interrupt`. Callable from any thread, concurrently with any call
+/// on the session (that is the point) and after the session was destroyed (then nothing
+/// happens). Briefly wakes every lock waiter of the database (the others go back to
+/// waiting): meant for rare events, not a per-row call. NULL is a no-op.
+///
+/// # Safety
+///
+/// `interrupter` is NULL or a live handle, not destroyed during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hinterrupt_fire(interrupter: *const riptide_hinterrupt_t) {
+    // SAFETY: forwarded contract.
+    unsafe { query(interrupter, (), |h| h.handle.interrupt()) }
+}
+
+/// Frees an interrupter (its session is not affected; an interrupt it fired stays in force
+/// until `riptide_hsession_clear_interrupt`). NULL is a no-op.
+///
+/// # Safety
+///
+/// `interrupter` is NULL or a live handle that no thread uses during or after the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hinterrupt_destroy(interrupter: *mut riptide_hinterrupt_t) {
+    // SAFETY: forwarded contract.
+    unsafe { destroy_handle(interrupter) }
+}
+
+/// Re-arms the session after `riptide_hinterrupt_fire`: its lock waits wait normally again.
+/// MariaDB: at the start of each statement, so that a `KILL QUERY` that arrived just before
+/// a wait began is not lost within its statement, and does not outlive it. NULL is a no-op.
+///
+/// # Safety
+///
+/// `session` NULL or live (used by this thread, as any session call).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_clear_interrupt(session: *mut riptide_hsession_t) {
+    // SAFETY: forwarded contract.
+    unsafe { query(session.cast_const(), (), |s| s.session.clear_interrupt()) }
+}
+
+/// Sets the limit of the session's lock waits from now on to `timeout_ms` milliseconds
+/// (every wait: row locks of reads and writes, unique checks, inserts into a locked gap,
+/// locking iterator steps), until changed again: MariaDB's `SELECT ... NOWAIT` and `WAIT n`
+/// for one statement (set it before, restore the session's value after). Unlike
+/// `riptide_hsession_begin`'s `lock_timeout_ms`, 0 here means "do not wait": a lock that is
+/// not free fails with `RIPTIDE_TIMED_OUT` at once. A wait already in progress keeps its
+/// limit.
+///
+/// # Safety
+///
+/// `session` NULL or live; `errmsg` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
+    session: *mut riptide_hsession_t,
+    timeout_ms: u64,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_session(session, errmsg, |s| {
+            s.set_lock_timeout(Duration::from_millis(timeout_ms));
+            Ok(())
+        })
+    }
+}
+
 /// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`.
 ///
 /// # Safety
@@ -1227,7 +1389,12 @@ pub unsafe extern "C" fn riptide_hsession_delete(
 
 /// Reads the row with primary key `pk` as the session sees it, locking it per `lock`
 /// (`RIPTIDE_ROW_LOCK_*`). Results as `riptide_txn_get` (free the value with
-/// `riptide_free_value`).
+/// `riptide_free_value`). With `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED` or
+/// `RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED` the read never waits: a row whose lock another
+/// session holds in a conflicting mode (or, for shared, has queued an exclusive request on)
+/// is `RIPTIDE_BUSY` with `*found` false and nothing locked (`SKIP LOCKED`: skip the row);
+/// any other row is locked and read as with the waiting mode. No other case returns
+/// `RIPTIDE_BUSY`.
 ///
 /// # Safety
 ///
@@ -1254,7 +1421,23 @@ pub unsafe extern "C" fn riptide_hsession_get_row(
             let t = &arg_ref(table, "table")?.table;
             // SAFETY: forwarded contract.
             let pk = bytes(pk, pk_len, "pk")?;
-            out.deliver(s.get_row(t, pk, row_lock(lock)?)?)?;
+            let (mode, skip_locked) = row_lock(lock)?;
+            if !skip_locked {
+                out.deliver(s.get_row(t, pk, mode)?)?;
+                return Ok(());
+            }
+            match s.get_row_skip_locked(t, pk, mode)? {
+                LockedRead::Value(v) => out.deliver(v)?,
+                LockedRead::LockedByOther => {
+                    return Err(Error::busy(format!(
+                        "row \"{}\" of table id {} is locked by another transaction \
+                         (skip locked)",
+                        pk.escape_ascii(),
+                        t.id()
+                    ))
+                    .into());
+                }
+            }
             Ok(())
         })
     }
@@ -1306,12 +1489,14 @@ pub unsafe extern "C" fn riptide_hsession_unlock_row(
     }
 }
 
-/// The `RowLock` of a `RIPTIDE_ROW_LOCK_*` value.
-fn row_lock(lock: i32) -> Result<RowLock, HandlerError> {
+/// The `RowLock` of a `RIPTIDE_ROW_LOCK_*` value, and whether it is a `SKIP LOCKED` mode.
+fn row_lock(lock: i32) -> Result<(RowLock, bool), HandlerError> {
     match lock {
-        RIPTIDE_ROW_LOCK_NONE => Ok(RowLock::None),
-        RIPTIDE_ROW_LOCK_SHARED => Ok(RowLock::Shared),
-        RIPTIDE_ROW_LOCK_EXCLUSIVE => Ok(RowLock::Exclusive),
+        RIPTIDE_ROW_LOCK_NONE => Ok((RowLock::None, false)),
+        RIPTIDE_ROW_LOCK_SHARED => Ok((RowLock::Shared, false)),
+        RIPTIDE_ROW_LOCK_EXCLUSIVE => Ok((RowLock::Exclusive, false)),
+        RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED => Ok((RowLock::Shared, true)),
+        RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED => Ok((RowLock::Exclusive, true)),
         other => Err(Error::invalid_argument(format!(
             "lock {other} is not a RIPTIDE_ROW_LOCK_* value"
         ))
@@ -1379,6 +1564,18 @@ pub unsafe extern "C" fn riptide_hsession_iter_create(
 /// sessions' inserts there wait. While it is open it also reserves the rest of the index.
 /// `RIPTIDE_ROW_LOCK_NONE` makes a plain iterator.
 ///
+/// `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED` / `RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED` make a
+/// `SKIP LOCKED` iterator, which never waits: entries whose lock another session holds in a
+/// conflicting mode, and other sessions' uncommitted inserts, are stepped over (neither
+/// returned nor locked); the entries it returns are locked in that mode. Gaps are locked as
+/// by the waiting modes (REPEATABLE READ and SERIALIZABLE: the walked range, skipped
+/// entries and the gaps around them included, until the transaction ends; READ COMMITTED:
+/// none), since a gap lock never makes the scan itself wait, only other sessions' inserts.
+/// InnoDB takes next-key locks on the records it returns and nothing for a record it
+/// skips, so this holds slightly more (inserts right next to a skipped entry wait too).
+/// Read each entry's row with `riptide_hsession_get_row` in the same skip-locked mode, so
+/// that the row read does not wait either.
+///
 /// # Safety
 ///
 /// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
@@ -1394,7 +1591,12 @@ pub unsafe extern "C" fn riptide_hsession_iter_create_locking(
     // SAFETY: forwarded contract.
     unsafe {
         create_session_iter(session, table, iter, errmsg, |s, t| {
-            s.iter_locking(t, index, row_lock(lock)?)
+            let (mode, skip_locked) = row_lock(lock)?;
+            if skip_locked {
+                s.iter_skip_locked(t, index, mode)
+            } else {
+                s.iter_locking(t, index, mode)
+            }
         })
     }
 }

@@ -40,6 +40,11 @@ pub enum riptide_status_t {
     /// A handler insert or update would duplicate a primary or unique key; the function's
     /// `dup_index` out-parameter names the index (0 is the primary key).
     RIPTIDE_DUPLICATE_KEY = 12,
+    /// A lock wait was interrupted by another thread (`riptide_hinterrupt_fire`: MariaDB's
+    /// `KILL QUERY`, a shutdown). The session keeps the locks it held before the wait and
+    /// stays usable, as after `RIPTIDE_TIMED_OUT`; its waits keep failing this way until
+    /// `riptide_hsession_clear_interrupt`.
+    RIPTIDE_INTERRUPTED = 13,
 }
 
 impl riptide_status_t {
@@ -57,6 +62,7 @@ impl riptide_status_t {
             ErrorKind::Deadlock => riptide_status_t::RIPTIDE_DEADLOCK,
             ErrorKind::TimedOut => riptide_status_t::RIPTIDE_TIMED_OUT,
             ErrorKind::Internal => riptide_status_t::RIPTIDE_INTERNAL,
+            ErrorKind::Interrupted => riptide_status_t::RIPTIDE_INTERRUPTED,
             // `ErrorKind` is non-exhaustive: a kind added later and not mapped yet.
             _ => riptide_status_t::RIPTIDE_INTERNAL,
         }
@@ -78,12 +84,13 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_TIMED_OUT => b"RIPTIDE_TIMED_OUT\0",
             riptide_status_t::RIPTIDE_INTERNAL => b"RIPTIDE_INTERNAL\0",
             riptide_status_t::RIPTIDE_DUPLICATE_KEY => b"RIPTIDE_DUPLICATE_KEY\0",
+            riptide_status_t::RIPTIDE_INTERRUPTED => b"RIPTIDE_INTERRUPTED\0",
         }
     }
 
     /// The status whose numeric value is `code`, if any.
     fn from_code(code: i32) -> Option<riptide_status_t> {
-        const ALL: [riptide_status_t; 13] = [
+        const ALL: [riptide_status_t; 14] = [
             riptide_status_t::RIPTIDE_OK,
             riptide_status_t::RIPTIDE_IO,
             riptide_status_t::RIPTIDE_CORRUPTION,
@@ -97,6 +104,7 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_TIMED_OUT,
             riptide_status_t::RIPTIDE_INTERNAL,
             riptide_status_t::RIPTIDE_DUPLICATE_KEY,
+            riptide_status_t::RIPTIDE_INTERRUPTED,
         ];
         ALL.into_iter().find(|s| *s as i32 == code)
     }
@@ -132,9 +140,10 @@ mod tests {
         assert_eq!(name_of(8), "RIPTIDE_CONFLICT");
         assert_eq!(name_of(11), "RIPTIDE_INTERNAL");
         assert_eq!(name_of(12), "RIPTIDE_DUPLICATE_KEY");
-        assert_eq!(name_of(13), "RIPTIDE_UNKNOWN_STATUS");
+        assert_eq!(name_of(13), "RIPTIDE_INTERRUPTED");
+        assert_eq!(name_of(14), "RIPTIDE_UNKNOWN_STATUS");
         assert_eq!(name_of(-1), "RIPTIDE_UNKNOWN_STATUS");
-        for code in 0..13 {
+        for code in 0..14 {
             assert!(name_of(code).starts_with("RIPTIDE_"), "code {code}");
         }
     }
@@ -150,5 +159,10 @@ mod tests {
             riptide_status_t::RIPTIDE_CLOSED
         );
         assert_eq!(riptide_status_t::RIPTIDE_TIMED_OUT as i32, 10);
+        assert_eq!(
+            riptide_status_t::from_kind(ErrorKind::Interrupted),
+            riptide_status_t::RIPTIDE_INTERRUPTED
+        );
+        assert_eq!(riptide_status_t::RIPTIDE_INTERRUPTED as i32, 13);
     }
 }

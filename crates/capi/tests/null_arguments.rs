@@ -157,6 +157,41 @@ fn unknown_enum_values_and_bad_xids_are_refused() {
 }
 
 #[test]
+fn lock_wait_functions_refuse_null_and_unknown_lock_modes() {
+    let t = common::TestHandler::open();
+    let mut err = null_mut();
+    let mut intr = std::ptr::dangling_mut::<riptide_hinterrupt_t>();
+    // SAFETY: `t`'s handles are live; every other pointer is NULL or a live local.
+    unsafe {
+        let st = riptide_hsession_interrupter(null(), &mut intr, &mut err);
+        expect(st, err, INVALID, "`session`");
+        assert!(intr.is_null(), "out-parameter cleared on failure");
+        let s = t.begin();
+        let st = riptide_hsession_interrupter(s, null_mut(), &mut err);
+        expect(st, err, INVALID, "`interrupter`");
+        let st = riptide_hsession_set_lock_timeout(null_mut(), 10, &mut err);
+        expect(st, err, INVALID, "`session`");
+        let st = riptide_handler_wait_prepared(null_mut(), c"t".as_ptr(), 1, 0, &mut err);
+        expect(st, err, INVALID, "`handler`");
+        let st = riptide_handler_wait_prepared(t.h, null(), 3, 0, &mut err);
+        expect(st, err, INVALID, "`name`");
+        // Lock modes past the SKIP LOCKED ones are refused by both users of the modes.
+        let (st, _, msg) = t.get_row(s, b"1", 5);
+        assert_eq!(st, INVALID);
+        assert!(msg.contains("lock 5"), "{msg}");
+        let mut it = null_mut();
+        let st = riptide_hsession_iter_create_locking(s, t.tab, 0, -1, &mut it, &mut err);
+        expect(st, err, INVALID, "lock -1");
+        assert!(it.is_null());
+        // NULL is a no-op for the functions that return nothing.
+        riptide_hinterrupt_fire(null());
+        riptide_hinterrupt_destroy(null_mut());
+        riptide_hsession_clear_interrupt(null_mut());
+        riptide_hsession_destroy(s);
+    }
+}
+
+#[test]
 fn null_is_a_no_op_for_destructors_and_a_default_for_accessors() {
     let mut len = 7usize;
     // SAFETY: NULL is allowed for every destructor and accessor.

@@ -117,3 +117,166 @@ pub fn expect(st: riptide_status_t, err: *mut c_char, want: riptide_status_t, ne
     let msg = take_message(err);
     assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
 }
+
+/// A handler layer over a [`TestDb`] with one table `./db/t` (primary key, secondary index
+/// `s`) holding rows `1`..=`4` (secondary key = pk, row `row`); freed on drop.
+pub struct TestHandler {
+    pub h: *mut riptide_handler_t,
+    pub tab: *mut riptide_htable_t,
+    pub db: TestDb,
+}
+
+/// The name of [`TestHandler`]'s table.
+pub const TABLE: &[u8] = b"./db/t";
+
+impl TestHandler {
+    pub fn open() -> TestHandler {
+        let db = TestDb::open();
+        let mut err = std::ptr::null_mut();
+        let mut h = std::ptr::null_mut();
+        let mut tab = std::ptr::null_mut();
+        let specs = [
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_PRIMARY,
+                unique: true,
+                key_parts: 1,
+                name: c"PRIMARY".as_ptr(),
+            },
+            riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_SECONDARY,
+                unique: false,
+                key_parts: 1,
+                name: c"s".as_ptr(),
+            },
+        ];
+        // SAFETY: `db.db` is live; the specs, the name and the out-parameters are locals.
+        unsafe {
+            check(riptide_handler_open(db.db, &mut h, &mut err), err);
+            check(
+                riptide_handler_create_table(
+                    h,
+                    TABLE.as_ptr().cast(),
+                    TABLE.len(),
+                    specs.as_ptr(),
+                    specs.len(),
+                    1,
+                    &mut err,
+                ),
+                err,
+            );
+            check(
+                riptide_handler_open_table(
+                    h,
+                    TABLE.as_ptr().cast(),
+                    TABLE.len(),
+                    &mut tab,
+                    &mut err,
+                ),
+                err,
+            );
+        }
+        let t = TestHandler { h, tab, db };
+        let s = t.begin();
+        for pk in [b"1", b"2", b"3", b"4"] {
+            t.insert(s, pk);
+        }
+        // SAFETY: `s` is a live session of this handler, destroyed once.
+        unsafe {
+            check(riptide_hsession_commit(s, &mut err), err);
+            riptide_hsession_destroy(s);
+        }
+        t
+    }
+
+    /// A REPEATABLE READ session with a 60 s lock wait limit (destroy it yourself).
+    pub fn begin(&self) -> *mut riptide_hsession_t {
+        let mut s = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `self.h` is live; the out-parameters are locals.
+        unsafe {
+            check(
+                riptide_hsession_begin(
+                    self.h,
+                    RIPTIDE_HISO_REPEATABLE_READ,
+                    60_000,
+                    &mut s,
+                    &mut err,
+                ),
+                err,
+            );
+        }
+        s
+    }
+
+    /// Inserts row `pk` (secondary key `pk`) in session `s`.
+    pub fn insert(&self, s: *mut riptide_hsession_t, pk: &[u8]) {
+        let keys = [riptide_hkey_t {
+            data: pk.as_ptr().cast(),
+            len: pk.len(),
+            has_null: false,
+        }];
+        let mut err = std::ptr::null_mut();
+        let mut dup = 0usize;
+        // SAFETY: `s` and `self.tab` are live; the byte strings are readable.
+        let st = unsafe {
+            riptide_hsession_insert(
+                s,
+                self.tab,
+                pk.as_ptr().cast(),
+                pk.len(),
+                keys.as_ptr(),
+                1,
+                c"row".as_ptr(),
+                3,
+                &mut dup,
+                &mut err,
+            )
+        };
+        check(st, err);
+    }
+
+    /// `riptide_hsession_get_row` of row `pk` in `lock` mode: the status, the row if found,
+    /// and the message on failure.
+    pub fn get_row(
+        &self,
+        s: *mut riptide_hsession_t,
+        pk: &[u8],
+        lock: i32,
+    ) -> (riptide_status_t, Option<Vec<u8>>, String) {
+        let (mut v, mut len, mut found) = (std::ptr::null_mut(), 0usize, true);
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `s` and `self.tab` are live; `pk` is readable; out-parameters are locals.
+        let st = unsafe {
+            riptide_hsession_get_row(
+                s,
+                self.tab,
+                pk.as_ptr().cast(),
+                pk.len(),
+                lock,
+                &mut v,
+                &mut len,
+                &mut found,
+                &mut err,
+            )
+        };
+        if st != riptide_status_t::RIPTIDE_OK {
+            assert!(!found && v.is_null(), "out-parameters cleared on failure");
+            return (st, None, take_message(err));
+        }
+        (st, found.then(|| take_value(v, len)), String::new())
+    }
+}
+
+// SAFETY: `riptide_handler_t`, `riptide_htable_t` and `riptide_db_t` are thread-safe handles
+// (crates/capi/README.md, "Threads"); sessions are made per call and used by one thread.
+unsafe impl Sync for TestHandler {}
+
+impl Drop for TestHandler {
+    fn drop(&mut self) {
+        // SAFETY: both handles are live and not used afterwards; the table goes first.
+        unsafe {
+            riptide_htable_release(self.tab);
+            riptide_handler_destroy(self.h);
+        }
+    }
+}
