@@ -18,6 +18,7 @@
 #include <my_global.h>
 #include "sql_class.h"
 #include "sql_lex.h"
+#include "set_var.h"
 #include "sql_plugin.h"
 #include "key.h"
 #include "log.h"
@@ -25,6 +26,7 @@
 
 #include "ha_riptide.h"
 
+#include <mutex>
 #include <set>
 
 /* sql_show.cc: directories in the datadir that are not databases (as MyRocks' #rocksdb). */
@@ -260,6 +262,16 @@ struct Riptide_trx
   riptide_hsession_t *txn= nullptr;
   uint depth= 0;
   bool stmt_savepoint= false;
+  /* Interrupts the session's lock waits from another thread (KILL QUERY, shutdown:
+     riptide_kill_query). Made with the session and freed before it, under
+     interrupter_mutex, which the killing thread holds while it fires. */
+  riptide_hinterrupt_t *interrupter= nullptr;
+  std::mutex interrupter_mutex;
+  /* An interrupt was fired since the session's last statement began (cleared then). */
+  std::atomic<bool> interrupted{false};
+  /* The lock wait limit last given to the session (riptide_hsession_set_lock_timeout), in
+     milliseconds. */
+  uint64_t lock_timeout_ms= 0;
   /* Handlers with a live iterator on `txn` (freed before the transaction). */
   std::set<ha_riptide *> iterators;
   /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
@@ -295,6 +307,11 @@ void drop_iterators(Riptide_trx *trx)
 void end_txn(Riptide_trx *trx)
 {
   drop_iterators(trx);
+  {
+    std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+    riptide_hinterrupt_destroy(trx->interrupter);
+    trx->interrupter= nullptr;
+  }
   riptide_hsession_destroy(trx->txn);
   trx->txn= nullptr;
   trx->depth= 0;
@@ -316,10 +333,74 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
                : riptide_hsession_begin(riptide_handler, level, lock_wait_timeout_ms(thd),
                                         &trx->txn, err);
   if (st != RIPTIDE_OK)
+  {
     trx->txn= nullptr;
+    return st;
+  }
   trx->depth= 0;
   trx->stmt_savepoint= false;
+  trx->lock_timeout_ms= lock_wait_timeout_ms(thd);
+  riptide_hinterrupt_t *interrupter= nullptr;
+  st= riptide_hsession_interrupter(trx->txn, &interrupter, err);
+  if (st != RIPTIDE_OK)
+  {
+    riptide_hsession_destroy(trx->txn);
+    trx->txn= nullptr;
+    return st;
+  }
+  std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+  trx->interrupter= interrupter;
   return st;
+}
+
+/* The row lock wait limit of the statement `thd` runs, in milliseconds: the statement's own
+   lock_wait_timeout when it sets one (SELECT ... FOR UPDATE NOWAIT / WAIT n, which the
+   server turns into SET STATEMENT lock_wait_timeout = 0 / n, as it does for
+   innodb_lock_wait_timeout), else riptide_lock_wait_timeout. */
+uint64_t statement_lock_timeout_ms(THD *thd)
+{
+  List_iterator_fast<set_var_base> it(thd->lex->stmt_var_list);
+  while (set_var_base *v= it++)
+  {
+    if (!v->is_system())
+      continue;
+    const sys_var *var= static_cast<set_var *>(v)->var;
+    if (var && var->name.length == 17 &&
+        !strncasecmp(var->name.str, "lock_wait_timeout", 17))
+      return uint64_t(thd->variables.lock_wait_timeout) * 1000;
+  }
+  return lock_wait_timeout_ms(thd);
+}
+
+/* At the start of each statement: re-arms the session after an interrupt (the killed
+   statement has ended) and applies the statement's lock wait limit. */
+riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err)
+{
+  if (trx->interrupted.exchange(false))
+    riptide_hsession_clear_interrupt(trx->txn);
+  uint64_t timeout= statement_lock_timeout_ms(thd);
+  if (timeout == trx->lock_timeout_ms)
+    return RIPTIDE_OK;
+  riptide_status_t st= riptide_hsession_set_lock_timeout(trx->txn, timeout, err);
+  if (st == RIPTIDE_OK)
+    trx->lock_timeout_ms= timeout;
+  return st;
+}
+
+/* KILL QUERY / KILL CONNECTION / shutdown of `thd` (handlerton::kill_query, called with
+   the victim's LOCK_thd_kill held): its current row lock wait, if any, ends at once with
+   RIPTIDE_INTERRUPTED (HA_ERR_ABORTED_BY_USER), as InnoDB cancels a lock wait. */
+void riptide_kill_query(handlerton *, THD *thd, enum thd_kill_levels)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx)
+    return;
+  std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+  if (trx->interrupter)
+  {
+    trx->interrupted= true;
+    riptide_hinterrupt_fire(trx->interrupter);
+  }
 }
 
 /* Pushes a savepoint; false on failure (logged). */
@@ -538,8 +619,12 @@ int riptide_close_connection(handlerton *, THD *thd)
   if (trx)
   {
     end_txn(trx);
-    delete trx;
+    /* riptide_kill_query runs under the connection's LOCK_thd_kill: not while the
+       Riptide_trx goes. */
+    mysql_mutex_lock(&thd->LOCK_thd_kill);
     thd_set_ha_data(thd, riptide_hton, nullptr);
+    mysql_mutex_unlock(&thd->LOCK_thd_kill);
+    delete trx;
   }
   return 0;
 }
@@ -886,6 +971,7 @@ int riptide_init(void *p)
   riptide_hton->rollback_by_xid= riptide_rollback_by_xid;
   riptide_hton->recover= riptide_recover;
   riptide_hton->start_consistent_snapshot= riptide_start_consistent_snapshot;
+  riptide_hton->kill_query= riptide_kill_query;
   sql_print_information("RIPTIDE: %s opened (Riptide %s)", dir.c_str(), riptide_version());
   return 0;
 }
@@ -935,7 +1021,7 @@ ulonglong ha_riptide::table_flags() const
      a primary key column changes the entries of every index it might be scanning. */
   return HA_REC_NOT_IN_SEQ | HA_NULL_IN_KEY | HA_TABLE_SCAN_ON_INDEX | HA_CAN_INDEX_BLOBS |
          HA_PRIMARY_KEY_REQUIRED_FOR_POSITION | HA_PRIMARY_KEY_IN_READ_INDEX |
-         HA_CAN_SQL_HANDLER | GCOL_GEOMETRY_FLAGS |
+         HA_CAN_SQL_HANDLER | HA_CAN_SKIP_LOCKED | GCOL_GEOMETRY_FLAGS |
          HA_BINLOG_ROW_CAPABLE | HA_BINLOG_STMT_CAPABLE | HA_CAN_ONLINE_BACKUPS;
 }
 
@@ -993,6 +1079,10 @@ int ha_riptide::status_error(riptide_status_t st, char *msg)
     return 0;
   case RIPTIDE_TIMED_OUT:
     return HA_ERR_LOCK_WAIT_TIMEOUT;
+  case RIPTIDE_INTERRUPTED:
+    /* KILL QUERY (or shutdown) ended a lock wait (riptide_kill_query), as InnoDB's
+       DB_INTERRUPTED. */
+    return HA_ERR_ABORTED_BY_USER;
   case RIPTIDE_DEADLOCK:
   case RIPTIDE_CONFLICT:
     /* The engine picked this transaction as the victim (deadlock), or it lost a write
@@ -1411,8 +1501,38 @@ void ha_riptide::abort_alter_copy()
     share->active_copy= nullptr;
 }
 
+/* Waits (up to riptide_lock_wait_timeout) until no prepared XA transaction holds a write
+   to table `name`, before DDL that would replace or remove its keys (DROP, TRUNCATE,
+   RENAME, the copy of ALTER TABLE): a prepared transaction's rows must survive its later
+   XA COMMIT. As InnoDB, the DDL then fails with ER_LOCK_WAIT_TIMEOUT. The caller holds the
+   table's exclusive metadata lock, so no transaction can prepare a write to it meanwhile. */
+int ha_riptide::wait_for_prepared(const char *name)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_wait_prepared(riptide_handler, name, strlen(name),
+                                                     lock_wait_timeout_ms(ha_thd()), &err);
+  if (st == RIPTIDE_OK)
+    return 0;
+  std::string msg= take_message(st, err);
+  if (st == RIPTIDE_TIMED_OUT)
+  {
+    /* An expected outcome the client is told of; the log keeps which transaction. */
+    sql_print_information("RIPTIDE: %s", msg.c_str());
+    push_warning_printf(ha_thd(), Sql_condition::WARN_LEVEL_NOTE, ER_LOCK_WAIT_TIMEOUT,
+                        "RIPTIDE: %s", msg.c_str());
+    my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
+    return HA_ERR_LOCK_WAIT_TIMEOUT;
+  }
+  sql_print_warning("RIPTIDE: %s", msg.c_str());
+  last_error= msg;
+  return HA_ERR_RIPTIDE;
+}
+
 int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_info)
 {
+  /* TRUNCATE TABLE recreates the table (HTON_CAN_RECREATE): its old keys go. */
+  if (int error= wait_for_prepared(name))
+    return error;
   /* Options RIPTIDE cannot honour are refused, not silently dropped (as MyRocks): rows
      live in riptide_data_dir, and no foreign key would be enforced. */
   const char *refused= create_info->data_file_name    ? "DATA DIRECTORY"
@@ -1493,6 +1613,8 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
    the only user of the old ids. */
 int ha_riptide::truncate()
 {
+  if (int error= wait_for_prepared(open_name.c_str()))
+    return error;
   drop_iterator();
   char *err= nullptr;
   riptide_status_t st= riptide_handler_truncate_table(riptide_handler, open_name.data(),
@@ -1530,6 +1652,8 @@ int ha_riptide::truncate()
 
 int ha_riptide::delete_table(const char *name)
 {
+  if (int error= wait_for_prepared(name))
+    return error;
   char *err= nullptr;
   bool existed= false;
   riptide_status_t st=
@@ -1543,6 +1667,8 @@ int ha_riptide::delete_table(const char *name)
 
 int ha_riptide::rename_table(const char *from, const char *to)
 {
+  if (int error= wait_for_prepared(from))
+    return error;
   char *err= nullptr;
   riptide_status_t st= riptide_handler_rename_table(riptide_handler, from, strlen(from), to,
                                                     strlen(to), &err);
@@ -2134,6 +2260,11 @@ int ha_riptide::icp_error(int verdict)
 /* The RIPTIDE_ROW_LOCK_* value of lock_rows. */
 int32_t ha_riptide::row_lock_code() const
 {
+  /* SKIP LOCKED: rows another transaction holds are skipped, never waited for (the
+     iterator steps over them; a row read by primary key answers RIPTIDE_BUSY). */
+  if (skip_locked && lock_rows != Riptide_row_lock::NONE)
+    return lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED
+                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED;
   return lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
          : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
                                                  : RIPTIDE_ROW_LOCK_EXCLUSIVE;
@@ -2160,6 +2291,14 @@ int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
                                                  : RIPTIDE_ROW_LOCK_EXCLUSIVE;
   riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
                                                 &v, &len, found, &err);
+  if (st == RIPTIDE_BUSY && (lock == RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED ||
+                             lock == RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED))
+  {
+    /* SKIP LOCKED: another transaction holds the row; the read goes on without it. */
+    riptide_free(err);
+    *found= false;
+    return 0;
+  }
   if (st != RIPTIDE_OK)
     return status_error(st, err);
   if (*found)
@@ -2595,6 +2734,7 @@ int ha_riptide::reset()
   drop_iterator();
   moved_keys.clear();
   lock_rows= Riptide_row_lock::NONE;
+  skip_locked= false;
   row_locked= false;
   range_stop.clear();
   return 0;
@@ -2609,6 +2749,11 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
     abort_alter_copy();
     return 0;
   }
+  /* The table an ALTER TABLE copies from is replaced at its end: fail before the copy, not
+     after it, while a prepared transaction holds a write to it (wait_for_prepared). */
+  if (thd_sql_command(thd) == SQLCOM_ALTER_TABLE && !riptide_is_alter_copy_name(open_name))
+    if (int error= wait_for_prepared(open_name.c_str()))
+      return error;
   return start_stmt(thd, TL_UNLOCK);
 }
 
@@ -2619,9 +2764,18 @@ int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
   if (lock_type >= TL_WRITE_ALLOW_WRITE)
     lock_rows= Riptide_row_lock::EXCLUSIVE;
   int error= 0;
-  if (!session(&error))
+  riptide_hsession_t *s= session(&error);
+  if (!s)
     return error;
   Riptide_trx *trx= get_trx(thd);
+  /* Not for an ALTER TABLE copy's own session (session() returns it). */
+  if (s == trx->txn)
+  {
+    char *err= nullptr;
+    riptide_status_t st= begin_statement_waits(thd, trx, &err);
+    if (st != RIPTIDE_OK)
+      return status_error(st, err);
+  }
   bool multi= in_multi_statement(thd);
   if (multi && !trx->stmt_savepoint)
   {
@@ -2656,9 +2810,10 @@ THR_LOCK_DATA **ha_riptide::store_lock(THD *thd, THR_LOCK_DATA **to,
                        cmd == SQLCOM_REPLACE || cmd == SQLCOM_UPDATE ||
                        cmd == SQLCOM_UPDATE_MULTI || cmd == SQLCOM_DELETE ||
                        cmd == SQLCOM_DELETE_MULTI;
+    skip_locked= lock_type == TL_WRITE_SKIP_LOCKED || lock_type == TL_READ_SKIP_LOCKED;
     if (lock_type >= TL_WRITE_ALLOW_WRITE)
       lock_rows= Riptide_row_lock::EXCLUSIVE;
-    else if (lock_type == TL_READ_WITH_SHARED_LOCKS)
+    else if (lock_type == TL_READ_WITH_SHARED_LOCKS || lock_type == TL_READ_SKIP_LOCKED)
       lock_rows= Riptide_row_lock::SHARED;
     else if (changes_data && iso >= ISO_REPEATABLE_READ)
       lock_rows= Riptide_row_lock::SHARED;

@@ -151,6 +151,9 @@ private:
      duplicate check (hash_lookup_prepare); the rows it finds are read locked. */
   bool iter_current= false;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
+  /* SELECT ... SKIP LOCKED (TL_*_SKIP_LOCKED): locking reads skip rows other transactions
+     hold instead of waiting. */
+  bool skip_locked= false;
   /* Where the current range ends (from handler::end_range, taken when a read positions the
      iterator), as a stop key for forward steps; empty: none (range_stop_of). */
   std::string range_stop;
@@ -228,6 +231,7 @@ private:
   int icp_error(int verdict);
   int row_error(riptide_status_t st, char *err, size_t dup_index);
   void observe_autoinc(const uchar *record);
+  int wait_for_prepared(const char *name);
   int begin_alter_copy();
   int end_alter_copy();
   void abort_alter_copy();
