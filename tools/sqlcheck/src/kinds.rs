@@ -161,6 +161,8 @@ kinds! {
     NulStrings = "nul_strings", "values", 0, true;
     /// Values a column cannot hold (errors in strict mode, warnings under IGNORE).
     BadValues = "bad_values", "values", 0, true;
+    /// LIKE conditions on string columns (ranges over an index for a prefix pattern).
+    Like = "like", "values", 0, true;
     /// Explicit values for AUTO_INCREMENT columns (the counter must move past them).
     ExplicitAutoinc = "explicit_autoinc", "values", 0, true;
 }

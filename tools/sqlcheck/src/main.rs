@@ -523,7 +523,7 @@ impl Runner<'_> {
             self.say(format!("server log:\n{}", self.ctl.server.log_tail(40)));
         }
         let tables = self.g.tables().to_vec();
-        let (stmts, outcomes, note) = if cli.no_reduce {
+        let (stmts, outcomes, tables, note) = if cli.no_reduce {
             let (outcomes, at) = reduce::replay(&mut self.ctl, &tables, &log)?;
             let note = format!(
                 "not reduced (--no-reduce); outcomes from a replay from a fresh schema, which {}",
@@ -533,7 +533,7 @@ impl Runner<'_> {
                     "did NOT show it at the same statement"
                 }
             );
-            (log.clone(), outcomes, note)
+            (log.clone(), outcomes, tables.clone(), note)
         } else {
             self.say("reducing (replays from a fresh schema) ...".into());
             let t0 = Instant::now();
@@ -557,11 +557,13 @@ impl Runner<'_> {
             } else {
                 format!(
                     "NOT reproduced by a replay of the {} statements from a fresh schema: the \
-                     whole sequence follows, outcomes from that replay",
-                    log.len()
+                     whole sequence follows, outcomes from that replay. In the run the last \
+                     statement gave:\n{}",
+                    log.len(),
+                    exec::diff(a, b, last.ordered)
                 )
             };
-            (r.stmts, r.outcomes, note)
+            (r.stmts, r.outcomes, r.tables, note)
         };
         let skipped = self.on.skipped();
         let header = format!(

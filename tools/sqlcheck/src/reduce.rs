@@ -67,7 +67,17 @@ pub fn replay(
     stmts: &[Stmt],
 ) -> Result<(Vec<Pairwise>, Option<usize>)> {
     ctl.ensure_running()?;
-    fresh_schema(&ctl.server, tables)?;
+    // Only the tables the statements name: a short candidate then replays in milliseconds.
+    let used: Vec<Table> = tables
+        .iter()
+        .filter(|t| {
+            stmts
+                .iter()
+                .any(|s| crate::report::mentions(&s.sql, t.name))
+        })
+        .cloned()
+        .collect();
+    fresh_schema(&ctl.server, &used)?;
     let mut pair = Pair::connect(&ctl.server)?;
     let mut out = Vec::new();
     for (i, s) in stmts.iter().enumerate() {
@@ -87,6 +97,8 @@ pub struct Reduced {
     pub reproduced: bool,
     /// The statements left (the differing one last).
     pub stmts: Vec<Stmt>,
+    /// The tables, without the indexes and columns the difference does not need.
+    pub tables: Vec<Table>,
     /// Their outcomes on the last replay (RIPTIDE, InnoDB).
     pub outcomes: Vec<Pairwise>,
     /// Replays run.
@@ -107,6 +119,7 @@ pub fn reduce(
         return Ok(Reduced {
             reproduced: false,
             stmts,
+            tables: tables.to_vec(),
             outcomes: Vec::new(),
             replays,
         });
@@ -124,6 +137,7 @@ pub fn reduce(
         return Ok(Reduced {
             reproduced: false,
             stmts,
+            tables: tables.to_vec(),
             outcomes,
             replays: replays + 1,
         });
@@ -172,13 +186,162 @@ pub fn reduce(
     prefix = ddmin(prefix, deadline, |cand| check(ctl, cand, &target))?;
     let mut all = prefix;
     all.push(target);
-    let (outcomes, _) = replay(ctl, tables, &all)?;
+    // Columns of multi-row statements, then the schema: indexes, then columns.
+    say(format!(
+        "{} statements left; dropping columns and indexes",
+        all.len()
+    ));
+    let mut tables = tables.to_vec();
+    let mut test = |ctl: &mut Ctl, tables: &[Table], all: &[Stmt]| -> Result<bool> {
+        replays += 1;
+        let (_, at) = replay(ctl, tables, all)?;
+        Ok(at == Some(all.len().saturating_sub(1)))
+    };
+    for p in 0..all.len() {
+        let ncols = all.get(p).map_or(0, insert_columns);
+        for col in (0..ncols).rev() {
+            if Instant::now() > deadline {
+                break;
+            }
+            let Some(s) = all.get(p).and_then(|s| drop_insert_column(s, col)) else {
+                continue;
+            };
+            let mut cand = all.clone();
+            if let Some(slot) = cand.get_mut(p) {
+                *slot = s;
+            }
+            if test(ctl, &tables, &cand)? {
+                all = cand;
+            }
+        }
+    }
+    for t in 0..tables.len() {
+        let name = tables.get(t).map_or("", |t| t.name);
+        if !all.iter().any(|s| crate::report::mentions(&s.sql, name)) {
+            continue;
+        }
+        let nidx = tables.get(t).map_or(0, |t| t.indexes.len());
+        for i in (0..nidx).rev() {
+            if Instant::now() > deadline {
+                break;
+            }
+            let mut cand = tables.clone();
+            if let Some(tab) = cand.get_mut(t) {
+                if tab.indexes.get(i).is_none_or(|x| x.primary()) {
+                    continue;
+                }
+                tab.indexes.remove(i);
+            }
+            if test(ctl, &cand, &all)? {
+                tables = cand;
+            }
+        }
+        let ncols = tables.get(t).map_or(0, |t| t.columns.len());
+        for c in (0..ncols).rev() {
+            if Instant::now() > deadline {
+                break;
+            }
+            let mut cand = tables.clone();
+            if let Some(tab) = cand.get_mut(t) {
+                if tab.columns.len() < 2 {
+                    continue;
+                }
+                let col = tab.columns.remove(c).name;
+                tab.indexes.retain(|x| !x.parts.iter().any(|p| p.0 == col));
+            }
+            if test(ctl, &cand, &all)? {
+                tables = cand;
+            }
+        }
+    }
+    let (outcomes, _) = replay(ctl, &tables, &all)?;
     Ok(Reduced {
         reproduced: true,
         stmts: all,
+        tables,
         outcomes,
         replays: replays + 1,
     })
+}
+
+/// Splits `s` at the commas outside quotes and parentheses.
+fn split_top(s: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let (mut depth, mut quote, mut escaped) = (0i32, false, false);
+    for ch in s.chars() {
+        if quote {
+            cur.push(ch);
+            if escaped {
+                escaped = false;
+            } else if ch == '\\' {
+                escaped = true;
+            } else if ch == '\'' {
+                quote = false;
+            }
+            continue;
+        }
+        match ch {
+            '\'' => quote = true,
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        parts.push(cur.trim().to_string());
+    }
+    parts
+}
+
+/// The column list of an `INSERT ... (cols) VALUES ` head: text before, columns, text after.
+fn head_columns(head: &str) -> Option<(&str, Vec<String>, &str)> {
+    let open = head.find(" (")?;
+    let close = head.find(") VALUES")?;
+    let cols = split_top(head.get(open + 2..close)?);
+    Some((head.get(..open + 2)?, cols, head.get(close..)?))
+}
+
+/// How many columns a multi-row INSERT lists (0 for other statements).
+fn insert_columns(s: &Stmt) -> usize {
+    s.tuples
+        .as_ref()
+        .and_then(|t| head_columns(&t.head))
+        .map_or(0, |h| h.1.len())
+}
+
+/// `s` without its `col`-th column (in the column list and every row).
+fn drop_insert_column(s: &Stmt, col: usize) -> Option<Stmt> {
+    let t = s.tuples.as_ref()?;
+    let (before, mut cols, after) = head_columns(&t.head)?;
+    if cols.len() < 2 || col >= cols.len() {
+        return None;
+    }
+    cols.remove(col);
+    let head = format!("{before}{}{after}", cols.join(", "));
+    let mut rows = Vec::new();
+    for r in &t.rows {
+        let inner = r.trim().strip_prefix('(')?.strip_suffix(')')?;
+        let mut vals = split_top(inner);
+        if col >= vals.len() {
+            return None;
+        }
+        vals.remove(col);
+        rows.push(format!("({})", vals.join(", ")));
+    }
+    let mut out = s.clone();
+    if let Some(tt) = &mut out.tuples {
+        tt.head = head;
+        tt.rows = rows;
+        out.sql = format!("{}{}{}", tt.head, tt.rows.join(", "), tt.tail);
+    }
+    Some(out)
 }
 
 /// One run of a schedule on both engines.

@@ -12,7 +12,7 @@ use crate::reduce::Pairwise;
 use crate::schema::{CONC_TABLE, Table, conc_ddl};
 
 /// Whether `sql` names table `t` (as a word).
-fn mentions(sql: &str, t: &str) -> bool {
+pub fn mentions(sql: &str, t: &str) -> bool {
     sql.match_indices(t).any(|(i, _)| {
         let before = sql.get(..i).and_then(|s| s.chars().last());
         let after = sql.get(i + t.len()..).and_then(|s| s.chars().next());

@@ -16,6 +16,12 @@ use crate::schema::{CONC_TABLE, INNO_DB, RIP_DB, Table, conc_ddl};
 /// with error 1969 instead of stalling the run.
 pub const STATEMENT_SECONDS: u64 = 20;
 
+/// The optimizer switches every session starts with: the defaults without rowid filters.
+/// RIPTIDE offers no rowid filter (`HA_DO_RANGE_FILTER_PUSHDOWN`), and with one MariaDB
+/// 10.11.18 answers wrong on InnoDB: a BNLH join (`join_cache_level` 3 and up) whose
+/// inner table is read `hash_ALL|filter` loses matches (docs/TESTING.md).
+pub const OPTIMIZER_DEFAULT: &str = "default,rowid_filter=off";
+
 /// Connection options: database `db`, utf8mb4, no `CLIENT_FOUND_ROWS` (affected rows are
 /// changed rows; the info string gives the matched ones).
 pub fn session_opts(server: &Server, db: &str) -> OptsBuilder {
@@ -25,6 +31,7 @@ pub fn session_opts(server: &Server, db: &str) -> OptsBuilder {
         .init(vec![
             "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci".to_string(),
             format!("SET SESSION max_statement_time = {STATEMENT_SECONDS}"),
+            format!("SET SESSION optimizer_switch = '{OPTIMIZER_DEFAULT}'"),
         ])
 }
 
