@@ -7,6 +7,7 @@
 mod fuzz;
 mod mariadb;
 mod mariadb_crash;
+mod sqlcheck;
 mod sysbench;
 
 use std::path::{Path, PathBuf};
@@ -27,9 +28,10 @@ struct Cli {
 enum Verb {
     /// Every check and test: formatting, clippy, unit, property, crash and corruption tests,
     /// a 2-minute crash test (`crash`), 20 seconds of each fuzz target (`fuzz`), then the
-    /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), two rounds of
-    /// the MariaDB crash test (`crash --mariadb`), and the benchmarks in their `--quick` form
-    /// (`bench`, `sysbench`).
+    /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), a short run of
+    /// the differential SQL tester (`sqlcheck`), two rounds of the MariaDB crash test
+    /// (`crash --mariadb`), and the benchmarks in their `--quick` form (`bench`,
+    /// `sysbench`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -88,6 +90,22 @@ enum Verb {
         #[arg(long, requires = "mariadb")]
         fail_on_deadlock: bool,
     },
+    /// The randomized differential SQL tester (tools/sqlcheck): random statements and
+    /// two-session schedules on RIPTIDE and InnoDB tables in one private server, every
+    /// outcome compared; a difference is reduced to a minimal mtr script and fails the run.
+    /// Builds the plugin first. Default length: 5,000 statements (`-- --statements N`).
+    Sqlcheck {
+        /// Run for this many minutes.
+        #[arg(long)]
+        minutes: Option<f64>,
+        /// Seed (default: from the clock; printed for replay).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Extra arguments for riptide-sqlcheck (after `--`), e.g.
+        /// `-- --skip covering,join_left --keep-going` (`-- --list-kinds`).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
     /// Fuzzing: builds the cargo-fuzz targets of `fuzz/` with the nightly toolchain, writes
     /// their seed corpora, then runs each for the given time, one after the other
     /// (docs/TESTING.md).
@@ -130,6 +148,10 @@ enum Verb {
         args: Vec<String>,
     },
 }
+
+/// Statements of the differential SQL tester in `cargo xtask test` (with a schedule every
+/// 60: about 90 s on two cores).
+const SQLCHECK_TEST_STATEMENTS: u64 = 20_000;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -205,6 +227,13 @@ fn test(no_lint: bool) -> Result<()> {
             .chain(mariadb::UPSTREAM_DISABLED_THAT_PASS)
             .map(String::from)
             .collect(),
+    )?;
+    // The differential SQL tester, about a minute and a half with a fixed seed: every
+    // statement kind and schedule shape, compared with InnoDB (docs/TESTING.md).
+    sqlcheck::sqlcheck(
+        sqlcheck::Length::Statements(SQLCHECK_TEST_STATEMENTS),
+        Some(1),
+        vec!["--schedule-every".into(), "60".into()],
     )?;
     // Two rounds of the MariaDB crash test: one with the binary log, one without; a
     // deadlock fails them.
@@ -355,6 +384,15 @@ fn main() -> Result<()> {
             ),
             seed,
             fail_on_deadlock,
+        ),
+        Verb::Sqlcheck {
+            minutes,
+            seed,
+            args,
+        } => sqlcheck::sqlcheck(
+            minutes.map_or(sqlcheck::Length::Default, sqlcheck::Length::Minutes),
+            seed,
+            args,
         ),
         Verb::Fuzz { seconds, targets } => fuzz::fuzz(seconds, targets),
         Verb::Bench {
