@@ -31,6 +31,32 @@ use crate::write_controller::{Pressure, WriteState, decide, delay_for};
 /// Name of the default column family, which always exists.
 pub const DEFAULT_CF_NAME: &str = "default";
 
+/// The largest key plus value one write may carry: the table format's limit on one entry
+/// (`riptide_sstable::writer::MAX_ENTRY_SIZE`, 1 GiB) less the 8-byte trailer the engine
+/// adds to every key. A larger write is refused with `InvalidArgument` when it is made
+/// (`Db::put`, `Db::write`, `Transaction::put`...), never later by a flush.
+pub const MAX_KEY_VALUE_LEN: usize =
+    riptide_sstable::writer::MAX_ENTRY_SIZE - riptide_common::key::TRAILER_LEN;
+
+/// The largest encoded write batch: one WAL record's payload.
+const MAX_BATCH_LEN: usize = riptide_wal::MAX_PAYLOAD_LEN;
+
+/// Refuses a key and value whose entry the table format could not store
+/// ([`MAX_KEY_VALUE_LEN`]), naming the sizes and the key's first bytes.
+pub(crate) fn check_entry_size(key: &[u8], value: &[u8]) -> Result<()> {
+    let len = key.len().saturating_add(value.len());
+    if len <= MAX_KEY_VALUE_LEN {
+        return Ok(());
+    }
+    let shown = key.get(..key.len().min(16)).unwrap_or_default();
+    Err(Error::invalid_argument(format!(
+        "a write of a {}-byte key and a {}-byte value ({len} bytes) is larger than the \
+         {MAX_KEY_VALUE_LEN}-byte limit of one entry (key starts {shown:02x?})",
+        key.len(),
+        value.len()
+    )))
+}
+
 /// How often a waiting writer or `flush()` re-checks progress even without a wake-up.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
@@ -158,6 +184,7 @@ impl Db {
 
     /// Sets `key` to `value` in the default column family.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_entry_size(key, value)?;
         let mut b = RawBatch::new();
         b.put(key, value);
         self.inner.write_raw(b)
@@ -191,6 +218,7 @@ impl Db {
 
     /// Sets `key` to `value` in `cf`.
     pub fn put_cf(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        check_entry_size(key, value)?;
         let mut b = RawBatch::new();
         b.put_cf(cf.id(), key, value);
         self.inner.write_raw(b)
@@ -648,11 +676,21 @@ impl DbInner {
         self.bg_cv.notify_all();
     }
 
-    /// Commits one batch through the group-commit queue.
+    /// Commits one batch through the group-commit queue. Sizes are checked here, before
+    /// anything is logged: a write the WAL or the table format could not carry is refused
+    /// with `InvalidArgument`, and never reaches the WAL (where it would make every later
+    /// flush, and the next open, fail).
     pub(crate) fn write_raw(&self, batch: RawBatch) -> Result<()> {
         self.check_writable()?;
         if batch.is_empty() && batch.marker().is_none() {
             return Ok(());
+        }
+        if batch.data().len() > MAX_BATCH_LEN {
+            return Err(Error::invalid_argument(format!(
+                "a write batch of {} bytes is larger than the WAL's record limit of \
+                 {MAX_BATCH_LEN} bytes; split it",
+                batch.data().len()
+            )));
         }
         {
             let cfs = self.cfs.read();
@@ -664,6 +702,7 @@ impl DbInner {
                         entry.cf
                     )));
                 }
+                check_entry_size(entry.key, entry.value)?;
             }
         }
         self.commit_queue
@@ -731,10 +770,18 @@ impl DbInner {
             next += b.len() as u64;
         }
         let marked = group.iter().any(|b| b.marker().is_some());
+        // Each batch fits a WAL record (write_raw); merged, they might not.
+        let oversized = group
+            .iter()
+            .map(|b| b.data().len())
+            .fold(0usize, usize::saturating_add)
+            > MAX_BATCH_LEN;
         match group.as_slice() {
             [single] => self.wal.append(single.data())?,
-            many if marked => {
-                // Two-phase-commit records each keep their own marker: one WAL record each.
+            many if marked || oversized => {
+                // Two-phase-commit records each keep their own marker, and a group too large
+                // for one record is logged batch by batch: one WAL record each (each batch
+                // has its own sequence numbers already).
                 for b in many {
                     self.wal.append(b.data())?;
                 }

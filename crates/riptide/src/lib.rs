@@ -53,7 +53,7 @@ mod write_controller;
 
 pub use batch::WriteBatch;
 pub use cf::{ColumnFamily, KeyVersion};
-pub use db::{DEFAULT_CF_NAME, Db};
+pub use db::{DEFAULT_CF_NAME, Db, MAX_KEY_VALUE_LEN};
 pub use iterator::DbIterator;
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// The file-system seam ([`Options::file_system`]): the traits a file system implements and

@@ -743,6 +743,7 @@ impl Transaction {
 
     /// Sets `key` to `value` in `cf`.
     pub fn put(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        crate::db::check_entry_size(key, value)?;
         self.write(cf, key, |b| b.put(cf.id(), key, value), false)
     }
 
@@ -755,6 +756,7 @@ impl Transaction {
     /// same as [`Transaction::put`] (which never waits for gap locks, and optimistic
     /// transactions ignore them). A key this transaction already wrote does not wait again.
     pub fn insert(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        crate::db::check_entry_size(key, value)?;
         self.write_with(cf, key, |b| b.put(cf.id(), key, value), false, true)
     }
 
