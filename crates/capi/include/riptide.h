@@ -617,6 +617,10 @@ const char *riptide_version(void);
 // The C ABI version the library was built with (`RIPTIDE_ABI_VERSION` of its header).
 uint32_t riptide_abi_version(void);
 
+// The largest key plus value one write may carry (`riptide::MAX_KEY_VALUE_LEN`, 1 GiB less
+// 8 bytes): a larger put is refused with `RIPTIDE_INVALID_ARGUMENT` when it is made.
+size_t riptide_max_key_value_len(void);
+
 // Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)
 // and stores it in `*handler`. The handler shares the database: free it before closing
 // the database, or the database closes only when the handler is freed.

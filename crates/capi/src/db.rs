@@ -265,3 +265,10 @@ pub extern "C" fn riptide_version() -> *const c_char {
 pub extern "C" fn riptide_abi_version() -> u32 {
     RIPTIDE_ABI_VERSION
 }
+
+/// The largest key plus value one write may carry (`riptide::MAX_KEY_VALUE_LEN`, 1 GiB less
+/// 8 bytes): a larger put is refused with `RIPTIDE_INVALID_ARGUMENT` when it is made.
+#[unsafe(no_mangle)]
+pub extern "C" fn riptide_max_key_value_len() -> usize {
+    riptide::MAX_KEY_VALUE_LEN
+}
