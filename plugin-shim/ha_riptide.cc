@@ -1319,6 +1319,31 @@ int ha_riptide::encode_key_tuple(uint keynr, const uchar *key, key_part_map keyp
   return parts == key_info->user_defined_key_parts ? 1 : 0;
 }
 
+/* Refuses a row the engine could not store as one entry (riptide_max_key_value_len, 1 GiB:
+   a row with BLOB/TEXT bodies that large) before its value is built: primary key + format
+   byte + record + per BLOB a 4-byte length and its bytes. Such a write used to be accepted,
+   then failed every flush and the next start. 0 or HA_ERR_RIPTIDE with the sizes. */
+int ha_riptide::check_row_size(const uchar *buf, size_t key_len)
+{
+  TABLE_SHARE *s= table->s;
+  size_t len= key_len + 1 + s->reclength;
+  my_ptrdiff_t diff= buf - table->record[0];
+  for (uint i= 0; i < s->blob_fields; i++)
+  {
+    Field_blob *b= static_cast<Field_blob *>(table->field[s->blob_field[i]]);
+    b->move_field_offset(diff);
+    len+= 4 + (b->is_null() || !b->stored_in_db() ? 0 : b->get_length());
+    b->move_field_offset(-diff);
+  }
+  size_t limit= riptide_max_key_value_len();
+  if (len <= limit)
+    return 0;
+  last_error= "a row of " + std::to_string(len) + " bytes (primary key, record and BLOB/TEXT " +
+              "bodies) for table " + std::string(s->path.str) + " is larger than RIPTIDE's " +
+              "limit of " + std::to_string(limit) + " bytes for one row";
+  return HA_ERR_RIPTIDE;
+}
+
 /* The row value of record `buf` (README.md, "row"): V1 for a table without BLOB/TEXT
    columns, else V2 with the blob bodies after the record buffer. */
 void ha_riptide::pack_row(const uchar *buf, std::string *out)
@@ -1775,6 +1800,8 @@ int ha_riptide::write_row(const uchar *buf)
       return status_error(st, err);
     key_buf= be64(id);
   }
+  if (int error= check_row_size(buf, key_buf.size()))
+    return error;
   encode_secondary(buf, &sec_bufs, &sec_keys);
   pack_row(buf, &val_buf);
   size_t dup= SIZE_MAX;
@@ -1813,6 +1840,8 @@ int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
     old_pk= cur_pk;
     key_buf= cur_pk;
   }
+  if (int error= check_row_size(new_data, key_buf.size()))
+    return error;
   encode_secondary(old_data, &old_sec_bufs, &old_sec_keys);
   encode_secondary(new_data, &sec_bufs, &sec_keys);
   pack_row(new_data, &val_buf);

@@ -204,6 +204,7 @@ private:
                         std::vector<riptide_hkey_t> *keys);
   int encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
                        std::string *out);
+  int check_row_size(const uchar *buf, size_t key_len);
   void pack_row(const uchar *buf, std::string *out);
   int unpack_row(const char *value, size_t len, uchar *buf)
   {
