@@ -150,8 +150,8 @@ enum Verb {
 }
 
 /// Statements of the differential SQL tester in `cargo xtask test` (with a schedule every
-/// 60: about 90 s on two cores).
-const SQLCHECK_TEST_STATEMENTS: u64 = 20_000;
+/// 60: about 75 s on two cores).
+const SQLCHECK_TEST_STATEMENTS: u64 = 12_000;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

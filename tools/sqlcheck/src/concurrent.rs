@@ -701,7 +701,7 @@ pub fn run(
 
 /// The first step whose outcomes differ (by position in the list), or None.
 pub fn first_difference(a: &[StepOutcome], b: &[StepOutcome]) -> Option<usize> {
-    a.iter()
-        .zip(b.iter())
-        .position(|(x, y)| x.blocked != y.blocked || !exec::same(&x.outcome, &y.outcome, true))
+    a.iter().zip(b.iter()).position(|(x, y)| {
+        x.blocked != y.blocked || !exec::same(&x.outcome, &y.outcome, true, false)
+    })
 }

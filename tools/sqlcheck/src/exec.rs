@@ -112,9 +112,10 @@ fn sorted(rows: &[Vec<Cell>]) -> Vec<Vec<Cell>> {
 }
 
 /// Whether two answers to one statement agree; `ordered`: compare the rows in order (else
-/// as multisets). Warnings are compared as multisets of codes (for a statement that
-/// returns rows, as sets).
-pub fn same(a: &Outcome, b: &Outcome, ordered: bool) -> bool {
+/// as multisets). Warnings are compared as multisets of codes; as sets for a statement that
+/// returns rows or when `warning_set` (a multi-table UPDATE evaluates its SET once per
+/// joined row, so once or more per changed row, as the plan has it).
+pub fn same(a: &Outcome, b: &Outcome, ordered: bool, warning_set: bool) -> bool {
     match (a, b) {
         (
             Outcome::Ok {
@@ -140,11 +141,11 @@ pub fn same(a: &Outcome, b: &Outcome, ordered: bool) -> bool {
             };
             // A read's warnings come from the rows it evaluated, which depends on the plan:
             // only which codes, not how many.
-            let reads = ra.is_some();
+            let as_set = warning_set || ra.is_some();
             let norm = |w: &Vec<u16>| {
                 let mut w = w.clone();
                 w.sort_unstable();
-                if reads {
+                if as_set {
                     w.dedup();
                 }
                 w

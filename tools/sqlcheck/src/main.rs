@@ -158,9 +158,10 @@ pub fn differs(s: &Stmt, rip: &Outcome, inno: &Outcome) -> bool {
             },
             other => other.clone(),
         };
-        return !exec::same(&strip(rip), &strip(inno), true);
+        return !exec::same(&strip(rip), &strip(inno), true, false);
     }
-    !exec::same(rip, inno, s.ordered)
+    let multi = matches!(s.kind, Kind::UpdateMulti | Kind::DeleteMulti);
+    !exec::same(rip, inno, s.ordered, multi)
 }
 
 /// Figures of the run.

@@ -384,38 +384,45 @@ pub struct ReducedSchedule {
     pub confirmed: u32,
 }
 
-/// Reduces a schedule whose step `sched.steps[at]` differs: steps are dropped while the
-/// first difference stays on that step; then the result is run three more times.
+/// Reduces a schedule whose step `sched.steps[at]` differs: other steps (before and after
+/// it) are dropped while the first difference stays on that step; then the result is run
+/// three more times.
 pub fn reduce_schedule(
     ctl: &mut Ctl,
     sched: &Schedule,
     at: usize,
     deadline: Instant,
 ) -> Result<ReducedSchedule> {
-    let target_id = sched.steps.get(at).map_or(usize::MAX, |s| s.id);
-    let upto: Vec<Step> = sched.steps.iter().take(at + 1).cloned().collect();
-    let test = |ctl: &mut Ctl, steps: &[Step]| -> Result<bool> {
-        let r = run_schedule(ctl, sched, steps)?;
-        Ok(r.at
-            .and_then(|i| steps.get(i))
-            .is_some_and(|s| s.id == target_id))
-    };
-    let Some((last, prefix)) = upto.split_last() else {
-        let run = run_schedule(ctl, sched, &upto)?;
+    let Some(target) = sched.steps.get(at).cloned() else {
+        let run = run_schedule(ctl, sched, &sched.steps)?;
         return Ok(ReducedSchedule {
-            steps: upto,
+            steps: sched.steps.clone(),
             run,
             confirmed: 0,
         });
     };
-    let last = last.clone();
-    let prefix = ddmin(prefix.to_vec(), deadline, |cand| {
-        let mut all = cand.to_vec();
-        all.push(last.clone());
-        test(ctl, &all)
+    // Every other step may go, those after the differing one too (a blocked step's answer
+    // depends on the COMMIT or ROLLBACK that follows it).
+    let with_target = |others: &[Step]| -> Vec<Step> {
+        let mut all = others.to_vec();
+        all.push(target.clone());
+        all.sort_by_key(|s| s.id);
+        all
+    };
+    let others: Vec<Step> = sched
+        .steps
+        .iter()
+        .filter(|s| s.id != target.id)
+        .cloned()
+        .collect();
+    let others = ddmin(others, deadline, |cand| {
+        let steps = with_target(cand);
+        let r = run_schedule(ctl, sched, &steps)?;
+        Ok(r.at
+            .and_then(|i| steps.get(i))
+            .is_some_and(|s| s.id == target.id))
     })?;
-    let mut steps = prefix;
-    steps.push(last);
+    let steps = with_target(&others);
     let mut confirmed = 0;
     let mut final_run: Option<ScheduleRun> = None;
     for _ in 0..3 {
