@@ -544,7 +544,7 @@ impl Runner<'_> {
             let r = reduce::reduce(&mut self.ctl, &tables, log.clone(), deadline, &say)?;
             let note = if r.reproduced {
                 format!(
-                    "reduced from {} to {} statements ({} replays, {:.0} s{})",
+                    "reduced from {} to {} statements ({} replays, {:.0} s{}){}",
                     log.len(),
                     r.stmts.len(),
                     r.replays,
@@ -553,6 +553,16 @@ impl Runner<'_> {
                         "; stopped at --reduce-minutes"
                     } else {
                         ""
+                    },
+                    if r.flaky {
+                        format!(
+                            "\nFLAKY: the reduced script did not show the difference in 5 more \
+                             replays (outcomes below are from the last one); in the run the last \
+                             statement gave:\n{}",
+                            exec::diff(a, b, last.ordered)
+                        )
+                    } else {
+                        String::new()
                     }
                 )
             } else {

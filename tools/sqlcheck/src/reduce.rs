@@ -95,6 +95,9 @@ pub fn replay(
 pub struct Reduced {
     /// The difference showed again on the first replay of the whole sequence.
     pub reproduced: bool,
+    /// The reduced sequence did not show it in five more replays (the outcomes are from the
+    /// last of them): it comes and goes.
+    pub flaky: bool,
     /// The statements left (the differing one last).
     pub stmts: Vec<Stmt>,
     /// The tables, without the indexes and columns the difference does not need.
@@ -118,6 +121,7 @@ pub fn reduce(
     let Some((target, prefix)) = stmts.split_last() else {
         return Ok(Reduced {
             reproduced: false,
+            flaky: false,
             stmts,
             tables: tables.to_vec(),
             outcomes: Vec::new(),
@@ -136,6 +140,7 @@ pub fn reduce(
         let (outcomes, _) = replay(ctl, tables, &stmts)?;
         return Ok(Reduced {
             reproduced: false,
+            flaky: false,
             stmts,
             tables: tables.to_vec(),
             outcomes,
@@ -254,13 +259,27 @@ pub fn reduce(
             }
         }
     }
-    let (outcomes, _) = replay(ctl, &tables, &all)?;
+    // The last replay gives the script's outcomes: one that shows the difference (a
+    // difference that comes and goes, with the engine's state or the plan, may need a few).
+    let mut shown = 0;
+    let mut outcomes = Vec::new();
+    for _ in 0..5 {
+        let (o, at) = replay(ctl, &tables, &all)?;
+        replays += 1;
+        if at == Some(all.len().saturating_sub(1)) {
+            shown += 1;
+            outcomes = o;
+            break;
+        }
+        outcomes = o;
+    }
     Ok(Reduced {
         reproduced: true,
+        flaky: shown == 0,
         stmts: all,
         tables,
         outcomes,
-        replays: replays + 1,
+        replays,
     })
 }
 
