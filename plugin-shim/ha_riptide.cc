@@ -177,9 +177,9 @@ MYSQL_SYSVAR_STR(data_dir, sv_data_dir, RO_VAR,
                  "relative path is relative to the datadir)",
                  nullptr, nullptr, nullptr);
 MYSQL_THDVAR_ULONG(lock_wait_timeout, PLUGIN_VAR_RQCMDARG,
-                   "Seconds a transaction waits for a row lock before giving up with "
-                   "ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout); read when the "
-                   "connection's transaction begins",
+                   "Seconds a statement waits for a row lock before giving up with "
+                   "ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout); read at each "
+                   "statement's start (NOWAIT and WAIT n override it for one statement)",
                    nullptr, nullptr, 50, 1, 1024 * 1024 * 1024, 0);
 
 struct st_mysql_sys_var *riptide_system_variables[]= {
