@@ -1307,7 +1307,16 @@ int ha_riptide::encode_key_tuple(uint keynr, const uchar *key, key_part_map keyp
   uint key_len= calculate_key_len(table, keynr, key, keypart_map);
   rec_buf.assign(table->s->reclength, 0);
   memcpy(rec_buf.data(), table->s->default_values, table->s->reclength);
-  key_restore(rec_buf.data(), key, key_info, key_len);
+  {
+    /* A key image need not be a value the column holds: the range optimizer makes the end
+       of LIKE 'A%' by filling the key with the collation's largest character, more
+       characters than the column has. Restoring it into the scratch record cuts it to the
+       column (which keeps it an upper bound of every stored value); the cut must not raise
+       a warning, which a data-changing statement in strict mode turns into an error
+       (ER_DATA_TOO_LONG for an UPDATE ... WHERE v LIKE 'A%'). */
+    Check_level_instant_set no_cut_warnings(ha_thd(), CHECK_FIELD_IGNORE);
+    key_restore(rec_buf.data(), key, key_info, key_len);
+  }
   uint parts= 0;
   while (parts < key_info->user_defined_key_parts && (keypart_map & (key_part_map(1) << parts)))
     parts++;
