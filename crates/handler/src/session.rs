@@ -417,8 +417,11 @@ impl Session {
         {
             return Err(duplicate(table, 0));
         }
+        // A unique value the row keeps while its primary key changes moves to a new entry:
+        // it is checked (and its value locked) like a new one, so that another
+        // transaction's insert of the value waits for this one and then sees the moved row.
         for (i, (o, n)) in old_keys.iter().zip(new_keys).enumerate() {
-            if table.index(i + 1)?.unique && !n.has_null && o.key != n.key {
+            if table.index(i + 1)?.unique && !n.has_null && (o.key != n.key || moved) {
                 self.check_unique(table, i + 1, n.key, Some(old_pk))?;
             }
         }

@@ -164,3 +164,56 @@ fn wrote_index_follows_the_sessions_entries() {
     drop((s, t));
     close(db, engine);
 }
+
+/// A transaction that moves a row to a new primary key keeps the row's unique value: an
+/// insert of the value by another transaction waits for it, then finds the moved row
+/// (before, it found the value's old entry gone and inserted a second row with it).
+#[test]
+fn a_row_moved_to_a_new_primary_key_keeps_its_unique_value() {
+    for isolation in [Isolation::ReadCommitted, Isolation::RepeatableRead] {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, engine) = open(dir.path());
+        let engine = Arc::new(engine);
+        let t = engine
+            .create_table(b"t", &[primary(), secondary("u", true)], 1)
+            .unwrap();
+        let opts = riptide_handler::SessionOptions {
+            isolation,
+            lock_timeout: Duration::from_secs(10),
+            ..riptide_handler::SessionOptions::default()
+        };
+        let mut s = engine.begin_session(opts).unwrap();
+        s.insert(&t, b"07", &[k(b"g")], b"row").unwrap();
+        s.commit().unwrap();
+        drop(s);
+
+        let mut mover = engine.begin_session(opts).unwrap();
+        mover
+            .update(&t, b"07", &[k(b"g")], b"17", &[k(b"g")], b"row")
+            .unwrap();
+        let (engine2, t2) = (Arc::clone(&engine), Arc::clone(&t));
+        let inserter = std::thread::spawn(move || {
+            let mut s = engine2.begin_session(opts).unwrap();
+            let started = std::time::Instant::now();
+            let r = s.insert(&t2, b"20", &[k(b"g")], b"other");
+            let waited = started.elapsed();
+            s.rollback().unwrap();
+            (r.map_err(|e| e.duplicate_index()), waited)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        mover.commit().unwrap();
+        let (result, waited) = inserter.join().unwrap();
+        assert_eq!(result, Err(Some(1)), "{isolation:?}");
+        assert!(
+            waited >= Duration::from_millis(250),
+            "{isolation:?}: {waited:?}"
+        );
+        assert_eq!(
+            index_entries(&engine, &t, 1),
+            vec![(b"g".to_vec(), b"17".to_vec())]
+        );
+        drop((mover, t));
+        let engine = Arc::try_unwrap(engine).unwrap();
+        close(db, engine);
+    }
+}
