@@ -324,9 +324,8 @@ struct Counters {
     interrupts: u64,
 }
 
-/// How many keys of one stripe [`LockManager::unlock_all`] releases under one lock of the
-/// stripe.
-const UNLOCK_BATCH: usize = 64;
+/// How many keys [`LockManager::unlock_all`] sorts by stripe at a time.
+const UNLOCK_CHUNK: usize = 4096;
 
 /// Below this many slots a stripe's table is never shrunk.
 const MIN_SHRINK_CAPACITY: usize = 1024;
@@ -708,55 +707,45 @@ impl LockManager {
     /// Releases every lock in `keys` held by `txn` (commit or rollback). Keys `txn` does not
     /// hold are skipped. Returns how many locks were released.
     ///
-    /// The keys are grouped by stripe: each stripe's mutex is taken once per batch of up to
-    /// 64 of its keys, and its waiters are woken once per batch, not once per key.
+    /// The keys are taken in chunks of up to 4,096, sorted by stripe: each stripe's mutex is
+    /// taken once per chunk, and its waiters are woken once per chunk, not once per key
+    /// (with the default 64 stripes, about 64 keys per lock of a stripe).
     pub fn unlock_all<K: AsRef<[u8]>>(
         &self,
         txn: TxnId,
         keys: impl IntoIterator<Item = (CfId, K)>,
     ) -> usize {
-        let n = self.stripes.len();
-        let mut pending: Vec<Vec<(u64, CfId, K)>> = (0..n).map(|_| Vec::new()).collect();
+        let mut keys = keys.into_iter();
+        let mut chunk: Vec<(usize, u64, CfId, K)> =
+            Vec::with_capacity(keys.size_hint().0.clamp(1, UNLOCK_CHUNK));
         let mut released = 0;
-        for (cf, key) in keys {
-            let hash = key_hash(cf, key.as_ref());
-            let index = self.stripe_index(hash);
-            let Some(batch) = pending.get_mut(index) else {
-                continue;
-            };
-            if batch.capacity() == 0 {
-                batch.reserve_exact(UNLOCK_BATCH);
+        loop {
+            chunk.extend(keys.by_ref().take(UNLOCK_CHUNK).map(|(cf, key)| {
+                let hash = key_hash(cf, key.as_ref());
+                (self.stripe_index(hash), hash, cf, key)
+            }));
+            if chunk.is_empty() {
+                return released;
             }
-            batch.push((hash, cf, key));
-            if batch.len() >= UNLOCK_BATCH {
-                released += self.release_batch(txn, index, batch);
+            chunk.sort_unstable_by_key(|&(index, ..)| index);
+            for run in chunk.chunk_by(|a, b| a.0 == b.0) {
+                released += self.release_run(txn, run);
             }
+            chunk.clear();
         }
-        for (index, batch) in pending.iter_mut().enumerate() {
-            if !batch.is_empty() {
-                released += self.release_batch(txn, index, batch);
-            }
-        }
-        released
     }
 
-    /// Releases the keys of `batch` (all in stripe `index`) under one lock of the stripe,
-    /// wakes its waiters if anything was released, and empties `batch`.
-    fn release_batch<K: AsRef<[u8]>>(
-        &self,
-        txn: TxnId,
-        index: usize,
-        batch: &mut Vec<(u64, CfId, K)>,
-    ) -> usize {
-        let Some(stripe) = self.stripes.get(index) else {
-            batch.clear();
+    /// Releases the keys of `run` (all of one stripe) under one lock of the stripe and wakes
+    /// its waiters if anything was released.
+    fn release_run<K: AsRef<[u8]>>(&self, txn: TxnId, run: &[(usize, u64, CfId, K)]) -> usize {
+        let Some(stripe) = run.first().and_then(|&(index, ..)| self.stripes.get(index)) else {
             return 0;
         };
         let released = {
             let mut state = stripe.state.lock();
-            let released = batch
-                .drain(..)
-                .filter(|(hash, cf, key)| {
+            let released = run
+                .iter()
+                .filter(|(_, hash, cf, key)| {
                     let t = Target {
                         hash: *hash,
                         cf: *cf,

@@ -415,9 +415,9 @@ fn without_detection_deadlocks_time_out() {
     assert_eq!(lm.waiting_txns(), 0);
 }
 
-/// `unlock_all` releases many keys grouped by stripe (batches of 64): every key goes, the
-/// keys of other transactions and keys not held stay as they were, and a waiter on any of
-/// the released keys is woken.
+/// `unlock_all` releases many keys grouped by stripe (two chunks of keys sorted by stripe):
+/// every key goes, the keys of other transactions and keys not held stay as they were, and a
+/// waiter on any of the released keys is woken.
 #[test]
 fn unlock_all_releases_in_batches_and_wakes_waiters() {
     let lm = Arc::new(LockManager::new(LockManagerOptions {
