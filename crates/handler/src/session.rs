@@ -110,11 +110,17 @@ struct Mark {
 pub struct Session {
     store: Arc<Store>,
     txn: Transaction,
-    /// Secondary entries this transaction wrote, with the last operation.
+    /// Entries of UNIQUE secondary indexes this transaction wrote, with the last operation
+    /// (what the unique checks need to know; entries of other indexes are not kept).
     own: BTreeMap<Vec<u8>, Own>,
-    /// Undo log of `own` (key, previous state), cut back by savepoint rollbacks.
+    /// Undo log of `own` (key, previous state), cut back by savepoint rollbacks; kept only
+    /// while a savepoint is open.
     undo: Vec<(Vec<u8>, Option<Own>)>,
-    /// Row count changes, applied to the tables at commit.
+    /// The secondary indexes (by index id) this transaction wrote an entry of, each with the
+    /// savepoint depth it was first written at (see [`Session::wrote_index`]).
+    written: Vec<(u32, usize)>,
+    /// Row count changes, applied to the tables at commit (consecutive changes of one table
+    /// within one savepoint are summed).
     deltas: Vec<(Arc<Table>, i64)>,
     marks: Vec<Mark>,
     /// Savepoint depth of the open statement, if any.
@@ -149,6 +155,7 @@ impl Session {
             txn,
             own: BTreeMap::new(),
             undo: Vec::new(),
+            written: Vec::new(),
             deltas: Vec::new(),
             marks: Vec::new(),
             statement: None,
@@ -219,9 +226,11 @@ impl Session {
     /// Undoes everything since the newest savepoint and removes it. `NotFound` if none.
     pub fn rollback_to_savepoint(&mut self) -> Result<()> {
         self.txn.rollback_to_savepoint()?;
+        let depth = self.marks.len();
         let Some(m) = self.marks.pop() else {
             return Ok(());
         };
+        self.written.retain(|&(_, at)| at < depth);
         while self.undo.len() > m.undo {
             if let Some((k, prev)) = self.undo.pop() {
                 match prev {
@@ -238,7 +247,16 @@ impl Session {
     /// Forgets the newest savepoint, keeping its writes. `NotFound` if none.
     pub fn release_savepoint(&mut self) -> Result<()> {
         self.txn.release_savepoint()?;
-        self.marks.pop();
+        let depth = self.marks.len();
+        if self.marks.pop().is_some() {
+            // What was written under it now belongs to the enclosing savepoint.
+            for (_, at) in &mut self.written {
+                *at = (*at).min(depth - 1);
+            }
+        }
+        if self.marks.is_empty() {
+            self.undo.clear();
+        }
         self.fix_statement();
         Ok(())
     }
@@ -248,13 +266,13 @@ impl Session {
     /// reads agree with the rows it reads; once it has, an entry of its snapshot can point to
     /// a row it has since changed, so a reader must check each row against its entry.
     pub fn wrote_index(&self, table: &Table, n: usize) -> bool {
-        let Ok(prefix) = table.index_prefix(n) else {
+        if n == 0 {
+            return false;
+        }
+        let Ok(index) = table.index(n) else {
             return false;
         };
-        self.own
-            .range(prefix.to_vec()..)
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(&prefix))
+        self.written.iter().any(|&(id, _)| id == index.id)
     }
 
     /// Number of savepoints set and not yet released or rolled back.
@@ -351,6 +369,7 @@ impl Session {
     fn clear(&mut self) {
         self.own.clear();
         self.undo.clear();
+        self.written.clear();
         self.deltas.clear();
         self.marks.clear();
         self.statement = None;
@@ -385,10 +404,11 @@ impl Session {
         // (InnoDB's insert intention).
         self.txn.insert(&data, &pk_key, row)?;
         for (i, k) in keys.iter().enumerate() {
-            let e = secondary_entry(table.index(i + 1)?.id, k.key, pk)?;
-            self.put_entry(e)?;
+            let index = table.index(i + 1)?;
+            let e = secondary_entry(index.id, k.key, pk)?;
+            self.put_entry(index.id, index.unique, e)?;
         }
-        self.deltas.push((Arc::clone(table), 1));
+        self.add_delta(table, 1);
         Ok(())
     }
 
@@ -432,12 +452,12 @@ impl Session {
             self.txn.put(&data, &new_key, row)?;
         }
         for (i, (o, n)) in old_keys.iter().zip(new_keys).enumerate() {
-            let id = table.index(i + 1)?.id;
-            let old_e = secondary_entry(id, o.key, old_pk)?;
-            let new_e = secondary_entry(id, n.key, new_pk)?;
+            let index = table.index(i + 1)?;
+            let old_e = secondary_entry(index.id, o.key, old_pk)?;
+            let new_e = secondary_entry(index.id, n.key, new_pk)?;
             if old_e != new_e {
-                self.delete_entry(old_e)?;
-                self.put_entry(new_e)?;
+                self.delete_entry(index.id, index.unique, old_e)?;
+                self.put_entry(index.id, index.unique, new_e)?;
             }
         }
         Ok(())
@@ -455,10 +475,11 @@ impl Session {
         self.txn
             .delete(&data, &primary_key(table.primary().id, pk))?;
         for (i, k) in keys.iter().enumerate() {
-            let e = secondary_entry(table.index(i + 1)?.id, k.key, pk)?;
-            self.delete_entry(e)?;
+            let index = table.index(i + 1)?;
+            let e = secondary_entry(index.id, k.key, pk)?;
+            self.delete_entry(index.id, index.unique, e)?;
         }
-        self.deltas.push((Arc::clone(table), -1));
+        self.add_delta(table, -1);
         Ok(())
     }
 
@@ -682,9 +703,35 @@ impl Session {
         Ok(())
     }
 
-    fn record(&mut self, entry: Vec<u8>, op: Own) {
-        let prev = self.own.insert(entry.clone(), op);
-        self.undo.push((entry, prev));
+    /// Notes a write of an entry of index `index_id`: in `written`, and for a unique index
+    /// in `own` (with an undo record while a savepoint is open).
+    fn record(&mut self, index_id: u32, unique: bool, entry: Vec<u8>, op: Own) {
+        if !self.written.iter().any(|&(id, _)| id == index_id) {
+            self.written.push((index_id, self.marks.len()));
+        }
+        if !unique {
+            return;
+        }
+        if self.marks.is_empty() {
+            self.own.insert(entry, op);
+        } else {
+            let prev = self.own.insert(entry.clone(), op);
+            self.undo.push((entry, prev));
+        }
+    }
+
+    /// Adds `d` to the row count change of `table`, in the last delta when it is the same
+    /// table's and was made since the newest savepoint.
+    fn add_delta(&mut self, table: &Arc<Table>, d: i64) {
+        let floor = self.marks.last().map_or(0, |m| m.deltas);
+        if self.deltas.len() > floor
+            && let Some((t, sum)) = self.deltas.last_mut()
+            && Arc::ptr_eq(t, table)
+        {
+            *sum = sum.saturating_add(d);
+            return;
+        }
+        self.deltas.push((Arc::clone(table), d));
     }
 
     /// Puts a secondary entry. Every entry is put once and single-deleted once; an entry
@@ -692,18 +739,18 @@ impl Session {
     /// fine: the transaction commits both the single delete and the put, in that order
     /// (`riptide_txn::BufferedOp::PutAfterDelete`), so each put still meets its own single
     /// delete.
-    fn put_entry(&mut self, entry: Vec<u8>) -> Result<()> {
+    fn put_entry(&mut self, index_id: u32, unique: bool, entry: Vec<u8>) -> Result<()> {
         // Entries are unique keys (index id, secondary key, primary key): each put is an
         // insert, which waits for gap locks of locking scans over this index.
         self.txn.insert(&self.store.data, &entry, b"")?;
-        self.record(entry, Own::Put);
+        self.record(index_id, unique, entry, Own::Put);
         Ok(())
     }
 
-    /// Single-deletes a secondary entry.
-    fn delete_entry(&mut self, entry: Vec<u8>) -> Result<()> {
+    /// Single-deletes a secondary entry of index `index_id`.
+    fn delete_entry(&mut self, index_id: u32, unique: bool, entry: Vec<u8>) -> Result<()> {
         self.txn.single_delete(&self.store.data, &entry)?;
-        self.record(entry, Own::SingleDeleted);
+        self.record(index_id, unique, entry, Own::SingleDeleted);
         Ok(())
     }
 }

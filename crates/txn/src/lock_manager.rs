@@ -30,11 +30,12 @@
 //! - **No waiting at all.** [`LockManager::try_lock`] grants or reports a conflict at once
 //!   (`SKIP LOCKED`).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Bound;
 use std::time::{Duration, Instant};
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use parking_lot::{Condvar, Mutex};
 use riptide_common::{CfId, Error, ErrorKind, Result};
 
@@ -166,11 +167,79 @@ pub struct LockManagerStats {
     pub interrupts: u64,
 }
 
+/// The holders of one key: either one exclusive holder or any number of shared ones. The
+/// first holder is stored inline, so the common case (one holder) allocates nothing.
+#[derive(Debug, Default, Clone)]
+struct Holders {
+    first: Option<(TxnId, LockMode)>,
+    /// Holders after the first; empty whenever `first` is `None`.
+    more: Vec<(TxnId, LockMode)>,
+}
+
+impl Holders {
+    fn one(txn: TxnId, mode: LockMode) -> Self {
+        Holders {
+            first: Some((txn, mode)),
+            more: Vec::new(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(TxnId, LockMode)> {
+        self.first.iter().chain(self.more.iter())
+    }
+
+    fn mode_mut(&mut self, txn: TxnId) -> Option<&mut LockMode> {
+        match &mut self.first {
+            Some((t, m)) if *t == txn => Some(m),
+            _ => self
+                .more
+                .iter_mut()
+                .find(|(t, _)| *t == txn)
+                .map(|(_, m)| m),
+        }
+    }
+
+    fn push(&mut self, txn: TxnId, mode: LockMode) {
+        if self.first.is_none() {
+            self.first = Some((txn, mode));
+        } else {
+            self.more.push((txn, mode));
+        }
+    }
+
+    /// Removes `txn`; returns whether it was a holder.
+    fn remove(&mut self, txn: TxnId) -> bool {
+        if self.first.is_some_and(|(t, _)| t == txn) {
+            self.first = self.more.pop();
+            return true;
+        }
+        match self.more.iter().position(|&(t, _)| t == txn) {
+            Some(i) => {
+                self.more.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn to_vec(&self) -> Vec<(TxnId, LockMode)> {
+        self.iter().copied().collect()
+    }
+}
+
 /// The lock table entry of one key.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LockEntry {
-    /// Who holds the key, in which mode. Either one exclusive holder or any number of shared.
-    holders: Vec<(TxnId, LockMode)>,
+    /// [`key_hash`] of (`cf`, `key`), kept for rehashing and a cheap comparison.
+    hash: u64,
+    cf: CfId,
+    key: Box<[u8]>,
+    /// Who holds the key, in which mode.
+    holders: Holders,
     /// Transactions waiting for an exclusive lock (upgrades included), which new shared
     /// requests queue behind.
     exclusive_waiters: Vec<TxnId>,
@@ -180,8 +249,7 @@ impl LockEntry {
     /// Grants `mode` to `txn` if compatible; otherwise returns the transactions it must wait
     /// for (sorted, unique, never `txn` itself).
     fn try_acquire(&mut self, txn: TxnId, mode: LockMode) -> std::result::Result<(), Vec<TxnId>> {
-        let mine = self.holders.iter().position(|&(t, _)| t == txn);
-        let held = mine.and_then(|i| self.holders.get(i)).map(|&(_, m)| m);
+        let held = self.holders.mode_mut(txn).map(|m| *m);
         if held.is_some_and(|m| m >= mode) {
             return Ok(());
         }
@@ -201,9 +269,9 @@ impl LockEntry {
                 .collect(),
         };
         if blockers.is_empty() {
-            match mine.and_then(|i| self.holders.get_mut(i)) {
-                Some(slot) => slot.1 = mode,
-                None => self.holders.push((txn, mode)),
+            match self.holders.mode_mut(txn) {
+                Some(slot) => *slot = mode,
+                None => self.holders.push(txn, mode),
             }
             return Ok(());
         }
@@ -214,6 +282,34 @@ impl LockEntry {
 
     fn is_unused(&self) -> bool {
         self.holders.is_empty() && self.exclusive_waiters.is_empty()
+    }
+}
+
+/// The hash of a lock target: xxh3 of the key, seeded with the column family. Computed once
+/// per request; it picks the stripe and the slot in the stripe's table.
+fn key_hash(cf: CfId, key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(key, u64::from(cf))
+}
+
+/// A lock target with its hash.
+#[derive(Debug, Clone, Copy)]
+struct Target<'a> {
+    hash: u64,
+    cf: CfId,
+    key: &'a [u8],
+}
+
+impl<'a> Target<'a> {
+    fn new(cf: CfId, key: &'a [u8]) -> Self {
+        Target {
+            hash: key_hash(cf, key),
+            cf,
+            key,
+        }
+    }
+
+    fn matches(&self, e: &LockEntry) -> bool {
+        e.hash == self.hash && e.cf == self.cf && *e.key == *self.key
     }
 }
 
@@ -228,11 +324,19 @@ struct Counters {
     interrupts: u64,
 }
 
-/// One partition of the lock table. Per-column-family maps are kept once created (they keep
-/// their capacity), so a stripe's memory is bounded by its peak number of locked keys.
+/// How many keys [`LockManager::unlock_all`] sorts by stripe at a time.
+const UNLOCK_CHUNK: usize = 4096;
+
+/// Below this many slots a stripe's table is never shrunk.
+const MIN_SHRINK_CAPACITY: usize = 1024;
+
+/// One partition of the lock table: one hash table of the locked keys, addressed with the
+/// key's [`key_hash`]. The table gives memory back once it is less than an eighth full
+/// (after a big transaction released its locks), so a stripe holds about its current
+/// number of locked keys, not its peak.
 #[derive(Debug, Default)]
 struct StripeState {
-    keys: HashMap<CfId, HashMap<Vec<u8>, LockEntry>>,
+    keys: HashTable<LockEntry>,
     counters: Counters,
 }
 
@@ -240,45 +344,51 @@ impl StripeState {
     fn try_acquire(
         &mut self,
         txn: TxnId,
-        cf: CfId,
-        key: &[u8],
+        t: Target<'_>,
         mode: LockMode,
     ) -> std::result::Result<(), Vec<TxnId>> {
-        let per_cf = self.keys.entry(cf).or_default();
-        match per_cf.get_mut(key) {
-            Some(entry) => entry.try_acquire(txn, mode),
-            None => {
-                per_cf.insert(
-                    key.to_vec(),
-                    LockEntry {
-                        holders: vec![(txn, mode)],
-                        exclusive_waiters: Vec::new(),
-                    },
-                );
+        match self.keys.entry(t.hash, |e| t.matches(e), |e| e.hash) {
+            TableEntry::Occupied(mut o) => o.get_mut().try_acquire(txn, mode),
+            TableEntry::Vacant(v) => {
+                v.insert(LockEntry {
+                    hash: t.hash,
+                    cf: t.cf,
+                    key: t.key.into(),
+                    holders: Holders::one(txn, mode),
+                    exclusive_waiters: Vec::new(),
+                });
                 Ok(())
             }
         }
     }
 
-    fn entry_mut(&mut self, cf: CfId, key: &[u8]) -> Option<&mut LockEntry> {
-        self.keys.get_mut(&cf).and_then(|m| m.get_mut(key))
+    fn entry_mut(&mut self, t: Target<'_>) -> Option<&mut LockEntry> {
+        self.keys.find_mut(t.hash, |e| t.matches(e))
     }
 
-    /// Drops the entry of `key` if nobody holds or waits for it.
-    fn collect(&mut self, cf: CfId, key: &[u8]) {
-        if let Some(per_cf) = self.keys.get_mut(&cf)
-            && per_cf.get(key).is_some_and(LockEntry::is_unused)
+    /// Drops the entry of `t` if nobody holds or waits for it.
+    fn collect(&mut self, t: Target<'_>) {
+        if let Ok(o) = self.keys.find_entry(t.hash, |e| t.matches(e))
+            && o.get().is_unused()
         {
-            per_cf.remove(key);
+            o.remove();
+        }
+    }
+
+    /// Gives memory back when the table is mostly empty (see [`StripeState`]).
+    fn maybe_shrink(&mut self) {
+        let capacity = self.keys.capacity();
+        if capacity > MIN_SHRINK_CAPACITY && self.keys.len() < capacity / 8 {
+            self.keys.shrink_to(self.keys.len() * 2, |e| e.hash);
         }
     }
 
     /// Says who `blockers` are: `held by txn 1 (shared)`, plus `queued behind exclusive
     /// request of txn 2` for blockers that wait rather than hold.
-    fn describe_blockers(&mut self, cf: CfId, key: &[u8], blockers: &[TxnId]) -> String {
+    fn describe_blockers(&mut self, t: Target<'_>, blockers: &[TxnId]) -> String {
         let holders: Vec<(TxnId, LockMode)> = self
-            .entry_mut(cf, key)
-            .map(|e| e.holders.clone())
+            .entry_mut(t)
+            .map(|e| e.holders.to_vec())
             .unwrap_or_default();
         let held: Vec<TxnId> = blockers
             .iter()
@@ -311,16 +421,17 @@ impl StripeState {
         out
     }
 
-    /// Removes `txn` from the holders of `key`; returns whether it held it.
-    fn release(&mut self, txn: TxnId, cf: CfId, key: &[u8]) -> bool {
-        let Some(entry) = self.entry_mut(cf, key) else {
+    /// Removes `txn` from the holders of `t`; returns whether it held it.
+    fn release(&mut self, txn: TxnId, t: Target<'_>) -> bool {
+        let Ok(mut o) = self.keys.find_entry(t.hash, |e| t.matches(e)) else {
             return false;
         };
-        let Some(i) = entry.holders.iter().position(|&(t, _)| t == txn) else {
+        if !o.get_mut().holders.remove(txn) {
             return false;
-        };
-        entry.holders.swap_remove(i);
-        self.collect(cf, key);
+        }
+        if o.get().is_unused() {
+            o.remove();
+        }
         true
     }
 }
@@ -421,9 +532,10 @@ impl LockManager {
         timeout: Duration,
         interrupt: Option<&Interrupt>,
     ) -> Result<bool> {
-        let stripe = self.stripe(cf, key)?;
+        let t = Target::new(cf, key);
+        let stripe = self.stripe(t)?;
         let mut state = stripe.state.lock();
-        let mut blockers = match state.try_acquire(txn, cf, key, mode) {
+        let mut blockers = match state.try_acquire(txn, t, mode) {
             Ok(()) => {
                 state.counters.granted += 1;
                 return Ok(false);
@@ -437,7 +549,7 @@ impl LockManager {
                 format!(
                     "lock wait interrupted before it began: txn {txn} wants {mode} lock on {}, {}",
                     KeyFmt { cf, key },
-                    state.describe_blockers(cf, key, &blockers)
+                    state.describe_blockers(t, &blockers)
                 ),
             ));
         }
@@ -449,7 +561,7 @@ impl LockManager {
                     "lock not available without waiting (timeout 0): txn {txn} wants {mode} lock \
                      on {}, {}",
                     KeyFmt { cf, key },
-                    state.describe_blockers(cf, key, &blockers)
+                    state.describe_blockers(t, &blockers)
                 ),
             ));
         }
@@ -458,15 +570,14 @@ impl LockManager {
         let deadline = started.checked_add(timeout);
         state.counters.waits += 1;
         if mode == LockMode::Exclusive
-            && let Some(entry) = state.entry_mut(cf, key)
+            && let Some(entry) = state.entry_mut(t)
         {
             entry.exclusive_waiters.push(txn);
         }
         let wait = Wait {
             stripe,
             txn,
-            cf,
-            key,
+            target: t,
             mode,
             started,
         };
@@ -493,7 +604,7 @@ impl LockManager {
                     false
                 }
             };
-            match state.try_acquire(txn, cf, key, mode) {
+            match state.try_acquire(txn, t, mode) {
                 Ok(()) => {
                     self.finish_wait(&wait, &mut state, &recorded, true);
                     state.counters.granted += 1;
@@ -512,7 +623,7 @@ impl LockManager {
                         started.elapsed().as_millis(),
                         timeout.as_millis(),
                         KeyFmt { cf, key },
-                        state.describe_blockers(cf, key, &blockers)
+                        state.describe_blockers(t, &blockers)
                     ),
                 );
                 self.finish_wait(&wait, &mut state, &recorded, false);
@@ -529,7 +640,7 @@ impl LockManager {
                         started.elapsed().as_millis(),
                         timeout.as_millis(),
                         KeyFmt { cf, key },
-                        state.describe_blockers(cf, key, &blockers)
+                        state.describe_blockers(t, &blockers)
                     ),
                 );
                 self.finish_wait(&wait, &mut state, &recorded, false);
@@ -546,9 +657,10 @@ impl LockManager {
     /// Neither a timeout nor a wait is counted: this is `SKIP LOCKED`, where a locked row is
     /// not an error.
     pub fn try_lock(&self, txn: TxnId, cf: CfId, key: &[u8], mode: LockMode) -> Result<bool> {
-        let stripe = self.stripe(cf, key)?;
+        let t = Target::new(cf, key);
+        let stripe = self.stripe(t)?;
         let mut state = stripe.state.lock();
-        match state.try_acquire(txn, cf, key, mode) {
+        match state.try_acquire(txn, t, mode) {
             Ok(()) => {
                 state.counters.granted += 1;
                 Ok(true)
@@ -576,10 +688,16 @@ impl LockManager {
     /// Releases the lock `txn` holds on `key` of `cf` and wakes the waiters of its stripe.
     /// Returns whether `txn` held it (releasing a lock not held is a no-op).
     pub fn unlock(&self, txn: TxnId, cf: CfId, key: &[u8]) -> bool {
-        let Ok(stripe) = self.stripe(cf, key) else {
+        let t = Target::new(cf, key);
+        let Ok(stripe) = self.stripe(t) else {
             return false;
         };
-        let released = stripe.state.lock().release(txn, cf, key);
+        let released = {
+            let mut state = stripe.state.lock();
+            let released = state.release(txn, t);
+            state.maybe_shrink();
+            released
+        };
         if released {
             stripe.released.notify_all();
         }
@@ -588,27 +706,75 @@ impl LockManager {
 
     /// Releases every lock in `keys` held by `txn` (commit or rollback). Keys `txn` does not
     /// hold are skipped. Returns how many locks were released.
+    ///
+    /// The keys are taken in chunks of up to 4,096, sorted by stripe: each stripe's mutex is
+    /// taken once per chunk, and its waiters are woken once per chunk, not once per key
+    /// (with the default 64 stripes, about 64 keys per lock of a stripe).
     pub fn unlock_all<K: AsRef<[u8]>>(
         &self,
         txn: TxnId,
         keys: impl IntoIterator<Item = (CfId, K)>,
     ) -> usize {
-        keys.into_iter()
-            .filter(|(cf, key)| self.unlock(txn, *cf, key.as_ref()))
-            .count()
+        let mut keys = keys.into_iter();
+        let mut chunk: Vec<(usize, u64, CfId, K)> =
+            Vec::with_capacity(keys.size_hint().0.clamp(1, UNLOCK_CHUNK));
+        let mut released = 0;
+        loop {
+            chunk.extend(keys.by_ref().take(UNLOCK_CHUNK).map(|(cf, key)| {
+                let hash = key_hash(cf, key.as_ref());
+                (self.stripe_index(hash), hash, cf, key)
+            }));
+            if chunk.is_empty() {
+                return released;
+            }
+            chunk.sort_unstable_by_key(|&(index, ..)| index);
+            for run in chunk.chunk_by(|a, b| a.0 == b.0) {
+                released += self.release_run(txn, run);
+            }
+            chunk.clear();
+        }
+    }
+
+    /// Releases the keys of `run` (all of one stripe) under one lock of the stripe and wakes
+    /// its waiters if anything was released.
+    fn release_run<K: AsRef<[u8]>>(&self, txn: TxnId, run: &[(usize, u64, CfId, K)]) -> usize {
+        let Some(stripe) = run.first().and_then(|&(index, ..)| self.stripes.get(index)) else {
+            return 0;
+        };
+        let released = {
+            let mut state = stripe.state.lock();
+            let released = run
+                .iter()
+                .filter(|(_, hash, cf, key)| {
+                    let t = Target {
+                        hash: *hash,
+                        cf: *cf,
+                        key: key.as_ref(),
+                    };
+                    state.release(txn, t)
+                })
+                .count();
+            state.maybe_shrink();
+            released
+        };
+        if released > 0 {
+            stripe.released.notify_all();
+        }
+        released
     }
 
     /// Who holds `key` of `cf` right now, in which mode (for diagnostics, like RocksDB's
     /// `GetLockStatusData`). Sorted by transaction id.
     pub fn holders(&self, cf: CfId, key: &[u8]) -> Vec<(TxnId, LockMode)> {
-        let Ok(stripe) = self.stripe(cf, key) else {
+        let t = Target::new(cf, key);
+        let Ok(stripe) = self.stripe(t) else {
             return Vec::new();
         };
         let mut holders = stripe
             .state
             .lock()
-            .entry_mut(cf, key)
-            .map(|e| e.holders.clone())
+            .entry_mut(t)
+            .map(|e| e.holders.to_vec())
             .unwrap_or_default();
         holders.sort_unstable();
         holders
@@ -736,12 +902,7 @@ impl LockManager {
             stats.timeouts += c.timeouts;
             stats.deadlocks += c.deadlocks;
             stats.interrupts += c.interrupts;
-            let locked: usize = state
-                .keys
-                .values()
-                .flat_map(HashMap::values)
-                .filter(|e| !e.holders.is_empty())
-                .count();
+            let locked: usize = state.keys.iter().filter(|e| !e.holders.is_empty()).count();
             stats.locked_keys += locked as u64;
         }
         let gaps = self.gaps.counters();
@@ -755,17 +916,27 @@ impl LockManager {
         stats
     }
 
-    fn stripe(&self, cf: CfId, key: &[u8]) -> Result<&Stripe> {
-        let hash = xxhash_rust::xxh3::xxh3_64_with_seed(key, u64::from(cf));
+    /// The stripe of a key with hash `hash`. Taken from the high half of the hash times an
+    /// odd constant, so that the keys of one stripe still differ in the bits the stripe's
+    /// table uses (the low bits for the slot, the top seven for the tag).
+    fn stripe_index(&self, hash: u64) -> usize {
+        let mixed = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
         // The remainder is below the stripe count, so it fits in usize.
-        let index = (hash % self.stripes.len() as u64) as usize;
+        (mixed % self.stripes.len() as u64) as usize
+    }
+
+    fn stripe(&self, t: Target<'_>) -> Result<&Stripe> {
+        let index = self.stripe_index(t.hash);
         self.stripes.get(index).ok_or_else(|| {
             Error::new(
                 ErrorKind::Internal,
                 format!(
                     "lock stripe {index} out of {} for {}",
                     self.stripes.len(),
-                    KeyFmt { cf, key }
+                    KeyFmt {
+                        cf: t.cf,
+                        key: t.key
+                    }
                 ),
             )
         })
@@ -781,12 +952,12 @@ impl LockManager {
         granted: bool,
     ) {
         if wait.mode == LockMode::Exclusive {
-            if let Some(entry) = state.entry_mut(wait.cf, wait.key)
+            if let Some(entry) = state.entry_mut(wait.target)
                 && let Some(i) = entry.exclusive_waiters.iter().position(|&t| t == wait.txn)
             {
                 entry.exclusive_waiters.swap_remove(i);
             }
-            state.collect(wait.cf, wait.key);
+            state.collect(wait.target);
             if !granted {
                 // Shared requests may have been queued behind this one.
                 wait.stripe.released.notify_all();
@@ -805,8 +976,7 @@ impl LockManager {
 struct Wait<'a> {
     stripe: &'a Stripe,
     txn: TxnId,
-    cf: CfId,
-    key: &'a [u8],
+    target: Target<'a>,
     mode: LockMode,
     started: Instant,
 }
@@ -817,8 +987,8 @@ fn deadlock_error(wait: &Wait<'_>, deadlock: Deadlock) -> Error {
         wait.txn,
         wait.mode,
         KeyFmt {
-            cf: wait.cf,
-            key: wait.key
+            cf: wait.target.cf,
+            key: wait.target.key
         }
     );
     deadlock.into_error(wait.txn, &what)

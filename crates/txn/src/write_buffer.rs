@@ -12,17 +12,27 @@
 //! Each savepoint also lists the lock keys first recorded after it, which
 //! [`WriteBuffer::rollback_to_savepoint`] hands back so the transaction can release them.
 //!
+//! A savepoint set while the buffer holds no entry and no lock, and inside no other kind of
+//! savepoint, is a *base* savepoint (the savepoint of a transaction's first statement, as
+//! MariaDB sets one around every statement): rolling back to it empties the buffer and hands
+//! back every lock, so it keeps neither an undo log nor a lock list, and writes under it cost
+//! nothing extra. A big first statement (`INSERT ... SELECT`) then holds each key once in
+//! the entries and once in the lock set, not four times.
+//!
 //! # Memory accounting
 //!
 //! [`WriteBuffer::approximate_bytes`] counts every key copy the buffer holds: each entry, each
 //! undo record and each lock record (in the lock set and in a savepoint's lock list) costs its
 //! key length, plus its value length if it holds a put, plus [`ENTRY_OVERHEAD_BYTES`].
 
+use std::collections::btree_map;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::mem;
 use std::ops::Bound;
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use riptide_common::{CfId, Error, Result};
 
 use crate::lock_manager::{LockKey, LockMode};
@@ -106,10 +116,27 @@ type UndoLog = HashMap<CfId, HashMap<Vec<u8>, Option<BufferedOp>>>;
 /// One open savepoint.
 #[derive(Debug, Default)]
 struct Savepoint {
+    /// A base savepoint (see the module documentation): `undo` and `locks` stay empty.
+    base: bool,
     /// The state of each key before its first write after this savepoint.
     undo: UndoLog,
     /// Keys whose lock was first recorded after this savepoint, in recording order.
     locks: Vec<LockKey>,
+}
+
+/// One recorded row lock.
+#[derive(Debug)]
+struct LockRecord {
+    /// [`lock_hash`] of (`cf`, `key`).
+    hash: u64,
+    cf: CfId,
+    key: Box<[u8]>,
+    mode: LockMode,
+}
+
+/// The hash of a lock record's key (xxh3, seeded with the column family).
+fn lock_hash(cf: CfId, key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(key, u64::from(cf))
 }
 
 /// The write set of one transaction, ordered by `(column family, key)`.
@@ -120,7 +147,7 @@ struct Savepoint {
 pub struct WriteBuffer {
     entries: BTreeMap<CfId, BTreeMap<Vec<u8>, BufferedOp>>,
     savepoints: Vec<Savepoint>,
-    locks: HashMap<CfId, HashMap<Vec<u8>, LockMode>>,
+    locks: HashTable<LockRecord>,
     bytes: usize,
 }
 
@@ -130,46 +157,54 @@ impl WriteBuffer {
         Self::default()
     }
 
-    /// Records `key = value` in `cf`.
-    pub fn put(&mut self, cf: CfId, key: &[u8], value: &[u8]) {
-        self.write(cf, key, BufferedOp::Put(value.to_vec()));
+    /// Records `key = value` in `cf`. Returns whether the buffer had no entry for the key
+    /// before.
+    pub fn put(&mut self, cf: CfId, key: &[u8], value: &[u8]) -> bool {
+        self.write(cf, key, BufferedOp::Put(value.to_vec()))
     }
 
-    /// Records a deletion of `key` in `cf`.
-    pub fn delete(&mut self, cf: CfId, key: &[u8]) {
-        self.write(cf, key, BufferedOp::Delete);
+    /// Records a deletion of `key` in `cf`. Returns whether the buffer had no entry for the
+    /// key before.
+    pub fn delete(&mut self, cf: CfId, key: &[u8]) -> bool {
+        self.write(cf, key, BufferedOp::Delete)
     }
 
-    /// Records a single-delete of `key` in `cf`.
-    pub fn single_delete(&mut self, cf: CfId, key: &[u8]) {
-        self.write(cf, key, BufferedOp::SingleDelete);
+    /// Records a single-delete of `key` in `cf`. Returns whether the buffer had no entry for
+    /// the key before.
+    pub fn single_delete(&mut self, cf: CfId, key: &[u8]) -> bool {
+        self.write(cf, key, BufferedOp::SingleDelete)
     }
 
     /// Replaces the entry of `key` with `op`, saving its previous state in the innermost
-    /// savepoint's undo log if this is the key's first write since that savepoint.
-    fn write(&mut self, cf: CfId, key: &[u8], op: BufferedOp) {
+    /// savepoint's undo log if this is the key's first write since that savepoint (a base
+    /// savepoint keeps none). One search of the entries. Returns whether the key had no entry.
+    fn write(&mut self, cf: CfId, key: &[u8], op: BufferedOp) -> bool {
         let added = op.value_len();
         let map = self.entries.entry(cf).or_default();
-        let prev = match map.get_mut(key) {
-            Some(slot) => {
-                let op = BufferedOp::over(op, Some(slot));
-                let prev = mem::replace(slot, op);
+        let prev = match map.entry(key.to_vec()) {
+            btree_map::Entry::Occupied(mut slot) => {
+                let op = BufferedOp::over(op, Some(slot.get()));
+                let prev = mem::replace(slot.get_mut(), op);
                 self.bytes = self.bytes.saturating_sub(prev.value_len()) + added;
                 Some(prev)
             }
-            None => {
-                map.insert(key.to_vec(), op);
+            btree_map::Entry::Vacant(slot) => {
+                slot.insert(op);
                 self.bytes += key.len() + added + ENTRY_OVERHEAD_BYTES;
                 None
             }
         };
-        if let Some(savepoint) = self.savepoints.last_mut() {
+        let fresh = prev.is_none();
+        if let Some(savepoint) = self.savepoints.last_mut()
+            && !savepoint.base
+        {
             let undo = savepoint.undo.entry(cf).or_default();
             if !undo.contains_key(key) {
                 self.bytes += record_bytes(key, prev.as_ref());
                 undo.insert(key.to_vec(), prev);
             }
         }
+        fresh
     }
 
     /// Undoes the last write to `key` in `cf`, which must have been the key's first write
@@ -186,6 +221,7 @@ impl WriteBuffer {
             .bytes
             .saturating_sub(key.len() + op.value_len() + ENTRY_OVERHEAD_BYTES);
         if let Some(savepoint) = self.savepoints.last_mut()
+            && !savepoint.base
             && let Some(undo) = savepoint.undo.get_mut(&cf)
             && let Some(None) = undo.get(key)
         {
@@ -283,13 +319,22 @@ impl WriteBuffer {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.savepoints.clear();
-        self.locks.clear();
+        // A new table: `clear` would keep the capacity of the biggest transaction.
+        self.locks = HashTable::new();
         self.bytes = 0;
     }
 
-    /// Opens a savepoint, nested inside any open ones.
+    /// Opens a savepoint, nested inside any open ones. It is a base savepoint (see the module
+    /// documentation) when the buffer holds no entry and no lock and every open savepoint is
+    /// a base savepoint.
     pub fn set_savepoint(&mut self) {
-        self.savepoints.push(Savepoint::default());
+        let base = self.entries.values().all(BTreeMap::is_empty)
+            && self.locks.is_empty()
+            && self.savepoints.iter().all(|s| s.base);
+        self.savepoints.push(Savepoint {
+            base,
+            ..Savepoint::default()
+        });
     }
 
     /// How many savepoints are open.
@@ -312,6 +357,19 @@ impl WriteBuffer {
         let savepoint = self.savepoints.pop().ok_or_else(|| {
             Error::not_found("rollback to savepoint: no savepoint is open in this transaction")
         })?;
+        if savepoint.base {
+            // The buffer was empty, and every enclosing savepoint is a base one: nothing to
+            // keep, every lock to release.
+            let locks = mem::take(&mut self.locks);
+            let released = locks
+                .into_iter()
+                .map(|r| LockKey::new(r.cf, &r.key))
+                .collect();
+            // The enclosing savepoints (base ones too) hold no records.
+            self.entries.clear();
+            self.bytes = 0;
+            return Ok(released);
+        }
         for (cf, undo) in savepoint.undo {
             let map = self.entries.entry(cf).or_default();
             for (key, prev) in undo {
@@ -332,13 +390,8 @@ impl WriteBuffer {
         for lock in &savepoint.locks {
             // Its record in the savepoint list and in the lock set.
             let mut freed = record_bytes(lock.key(), None);
-            if let Some(per_cf) = self.locks.get_mut(&lock.cf()) {
-                if per_cf.remove(lock.key()).is_some() {
-                    freed += record_bytes(lock.key(), None);
-                }
-                if per_cf.is_empty() {
-                    self.locks.remove(&lock.cf());
-                }
+            if self.remove_lock(lock.cf(), lock.key()) {
+                freed += record_bytes(lock.key(), None);
             }
             self.bytes = self.bytes.saturating_sub(freed);
         }
@@ -357,7 +410,9 @@ impl WriteBuffer {
         })?;
         let mut freed = 0;
         match self.savepoints.last_mut() {
-            Some(outer) => {
+            // A base savepoint keeps no records: those of the inner one go (an inner
+            // savepoint of a base one may be an ordinary one).
+            Some(outer) if !outer.base => {
                 for (cf, undo) in savepoint.undo {
                     let outer_undo = outer.undo.entry(cf).or_default();
                     for (key, prev) in undo {
@@ -374,7 +429,7 @@ impl WriteBuffer {
                 }
                 outer.locks.extend(savepoint.locks);
             }
-            None => {
+            _ => {
                 let undo = savepoint.undo.values().flat_map(HashMap::iter);
                 freed += undo
                     .map(|(key, prev)| record_bytes(key, prev.as_ref()))
@@ -394,18 +449,49 @@ impl WriteBuffer {
     /// the key was not locked before (it is then listed in the innermost savepoint); if it was,
     /// the recorded mode is raised to `mode` when stronger and `false` is returned.
     pub fn record_lock(&mut self, cf: CfId, key: &[u8], mode: LockMode) -> bool {
-        let per_cf = self.locks.entry(cf).or_default();
-        if let Some(held) = per_cf.get_mut(key) {
-            *held = (*held).max(mode);
-            return false;
+        let hash = lock_hash(cf, key);
+        match self.locks.entry(
+            hash,
+            |r| r.hash == hash && r.cf == cf && *r.key == *key,
+            |r| r.hash,
+        ) {
+            TableEntry::Occupied(mut held) => {
+                let held = &mut held.get_mut().mode;
+                *held = (*held).max(mode);
+                return false;
+            }
+            TableEntry::Vacant(slot) => {
+                slot.insert(LockRecord {
+                    hash,
+                    cf,
+                    key: key.into(),
+                    mode,
+                });
+            }
         }
-        per_cf.insert(key.to_vec(), mode);
         self.bytes += record_bytes(key, None);
-        if let Some(savepoint) = self.savepoints.last_mut() {
+        if let Some(savepoint) = self.savepoints.last_mut()
+            && !savepoint.base
+        {
             savepoint.locks.push(LockKey::new(cf, key));
             self.bytes += record_bytes(key, None);
         }
         true
+    }
+
+    /// Removes the lock record of `key` of `cf`; returns whether there was one.
+    fn remove_lock(&mut self, cf: CfId, key: &[u8]) -> bool {
+        let hash = lock_hash(cf, key);
+        match self
+            .locks
+            .find_entry(hash, |r| r.hash == hash && r.cf == cf && *r.key == *key)
+        {
+            Ok(record) => {
+                record.remove();
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Forgets the lock record of `key` of `cf` so that the caller can release the lock
@@ -442,36 +528,36 @@ impl WriteBuffer {
                     self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
                 }
             }
-            // Recorded before the `since`-th savepoint (or with no savepoint open).
-            None if since > 0 => return false,
+            // Not listed: recorded before the `since`-th savepoint (or with no savepoint
+            // open), unless that savepoint is a base one, which lists nothing and was set
+            // before any lock.
+            None if since > 0 && !self.savepoints.get(first).is_some_and(|s| s.base) => {
+                return false;
+            }
             None => {}
         }
-        if let Some(per_cf) = self.locks.get_mut(&cf) {
-            if per_cf.remove(key).is_some() {
-                self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
-            }
-            if per_cf.is_empty() {
-                self.locks.remove(&cf);
-            }
+        if self.remove_lock(cf, key) {
+            self.bytes = self.bytes.saturating_sub(record_bytes(key, None));
         }
         true
     }
 
     /// The mode in which the transaction recorded a lock on `key` of `cf`, if it did.
     pub fn lock_mode(&self, cf: CfId, key: &[u8]) -> Option<LockMode> {
-        self.locks.get(&cf).and_then(|m| m.get(key)).copied()
+        let hash = lock_hash(cf, key);
+        self.locks
+            .find(hash, |r| r.hash == hash && r.cf == cf && *r.key == *key)
+            .map(|r| r.mode)
     }
 
     /// Every recorded lock (in no particular order), to release at commit or rollback.
     pub fn locked_keys(&self) -> impl Iterator<Item = (CfId, &[u8], LockMode)> + '_ {
-        self.locks
-            .iter()
-            .flat_map(|(&cf, m)| m.iter().map(move |(k, &mode)| (cf, k.as_slice(), mode)))
+        self.locks.iter().map(|r| (r.cf, &*r.key, r.mode))
     }
 
     /// How many locks are recorded.
     pub fn num_locked_keys(&self) -> usize {
-        self.locks.values().map(HashMap::len).sum()
+        self.locks.len()
     }
 }
 
@@ -682,6 +768,79 @@ mod tests {
         // Depth 0: any lock of the transaction, also one recorded with no savepoint open.
         assert!(b.forget_lock_since(0, b"old", 0));
         assert_eq!(b.num_locked_keys(), 0);
+        assert_eq!(b.approximate_bytes(), 0);
+    }
+
+    #[test]
+    fn base_savepoints_keep_no_records_and_roll_back_to_empty() {
+        let mut b = WriteBuffer::new();
+        b.set_savepoint();
+        assert!(b.put(0, b"a", b"1"));
+        assert!(!b.put(0, b"a", b"2"));
+        assert!(b.record_lock(0, b"a", LockMode::Exclusive));
+        assert!(b.record_lock(1, b"r", LockMode::Shared));
+        // Entries and lock set only: no undo record, no savepoint lock list.
+        assert_eq!(
+            b.approximate_bytes(),
+            (1 + 1 + ENTRY_OVERHEAD_BYTES) + 2 * (1 + ENTRY_OVERHEAD_BYTES)
+        );
+        // A savepoint inside it, set on a non-empty buffer, is an ordinary one.
+        b.set_savepoint();
+        b.put(0, b"a", b"3");
+        b.put(0, b"b", b"3");
+        assert!(b.record_lock(0, b"b", LockMode::Exclusive));
+        let released = b.rollback_to_savepoint().unwrap();
+        assert_eq!(released, vec![LockKey::new(0, b"b")]);
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::Put(b"2".to_vec())));
+        // Released into the base savepoint, its records go.
+        b.set_savepoint();
+        b.put(0, b"c", b"4");
+        assert!(b.pop_savepoint().is_ok());
+        assert_eq!(
+            b.approximate_bytes(),
+            2 * (1 + 1 + ENTRY_OVERHEAD_BYTES) + 2 * (1 + ENTRY_OVERHEAD_BYTES)
+        );
+        let mut released = b.rollback_to_savepoint().unwrap();
+        released.sort();
+        assert_eq!(released, vec![LockKey::new(0, b"a"), LockKey::new(1, b"r")]);
+        assert!(b.is_empty());
+        assert_eq!(b.num_locked_keys(), 0);
+        assert_eq!(b.approximate_bytes(), 0);
+        assert_eq!(b.savepoint_depth(), 0);
+    }
+
+    #[test]
+    fn base_savepoints_nest_and_forget_locks() {
+        let mut b = WriteBuffer::new();
+        b.set_savepoint();
+        b.set_savepoint();
+        assert!(b.record_lock(0, b"k", LockMode::Exclusive));
+        // Recorded after both base savepoints: depth 1 and 2 may forget it.
+        assert!(b.forget_lock_since(0, b"k", 1));
+        assert!(b.record_lock(0, b"k", LockMode::Exclusive));
+        b.put(0, b"w", b"v");
+        assert_eq!(
+            b.rollback_to_savepoint().unwrap(),
+            vec![LockKey::new(0, b"k")]
+        );
+        // The outer base savepoint is still open.
+        assert_eq!(b.savepoint_depth(), 1);
+        assert!(b.is_empty());
+        b.put(0, b"x", b"v");
+        assert!(b.rollback_to_savepoint().is_ok());
+        assert!(b.is_empty());
+
+        // A savepoint set on an empty buffer inside an ordinary savepoint is not a base one:
+        // the ordinary one still undoes what was written under it.
+        b.clear();
+        assert!(b.record_lock(0, b"l", LockMode::Shared));
+        b.set_savepoint();
+        assert!(b.forget_lock_since(0, b"l", 0));
+        b.set_savepoint();
+        b.put(0, b"n", b"1");
+        assert!(b.pop_savepoint().is_ok());
+        assert!(b.rollback_to_savepoint().is_ok());
+        assert_eq!(b.get(0, b"n"), None);
         assert_eq!(b.approximate_bytes(), 0);
     }
 

@@ -414,3 +414,46 @@ fn without_detection_deadlocks_time_out() {
     assert_eq!(lm.stats().deadlocks, 0);
     assert_eq!(lm.waiting_txns(), 0);
 }
+
+/// `unlock_all` releases many keys grouped by stripe (two chunks of keys sorted by stripe):
+/// every key goes, the keys of other transactions and keys not held stay as they were, and a
+/// waiter on any of the released keys is woken.
+#[test]
+fn unlock_all_releases_in_batches_and_wakes_waiters() {
+    let lm = Arc::new(LockManager::new(LockManagerOptions {
+        num_stripes: 4,
+        ..LockManagerOptions::default()
+    }));
+    let keys: Vec<Vec<u8>> = (0u32..5000).map(|i| i.to_be_bytes().to_vec()).collect();
+    for k in &keys {
+        lm.lock(1, 0, k, LockMode::Exclusive, Duration::ZERO)
+            .unwrap();
+    }
+    lm.lock(2, 1, b"other", LockMode::Shared, Duration::ZERO)
+        .unwrap();
+    let last = keys.last().unwrap().clone();
+    let waiter = {
+        let lm = Arc::clone(&lm);
+        let last = last.clone();
+        thread::spawn(move || lm.lock(3, 0, &last, LockMode::Exclusive, LONG))
+    };
+    wait_until("txn 3 waits", || lm.stats().waits == 1);
+    // Keys txn 1 does not hold (another column family, never locked) are skipped.
+    let released = lm.unlock_all(
+        1,
+        keys.iter()
+            .map(|k| (0, k.as_slice()))
+            .chain([(1, &b"other"[..]), (0, &b"never"[..])]),
+    );
+    assert_eq!(released, keys.len());
+    waiter.join().unwrap().unwrap();
+    assert_eq!(lm.holders(0, &last), vec![(3, LockMode::Exclusive)]);
+    assert_eq!(lm.holders(1, b"other"), vec![(2, LockMode::Shared)]);
+    assert_eq!(lm.holders(0, &keys[0]), vec![]);
+    assert_eq!(lm.stats().locked_keys, 2);
+    // The table gave its memory back and still works.
+    for k in &keys[..keys.len() - 1] {
+        lm.lock(4, 0, k, LockMode::Shared, Duration::ZERO).unwrap();
+    }
+    assert_eq!(lm.stats().locked_keys, 2 + keys.len() as u64 - 1);
+}

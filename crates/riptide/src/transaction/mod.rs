@@ -270,8 +270,10 @@ struct TxnState {
     snapshot: Option<Snapshot>,
     buffer: WriteBuffer,
     tracked: TrackedKeys,
-    /// Keys whose value this transaction read under protection (`get_for_update`, or any
-    /// `get` under serializable): a newer delete of them is a conflict even for a delete.
+    /// Keys whose value this (optimistic) transaction read under protection
+    /// (`get_for_update`, or any `get` under serializable): a newer delete of them is a
+    /// conflict even for a delete. Pessimistic transactions do not fill it (their locks
+    /// protect those keys).
     protected_reads: BTreeSet<(CfId, Vec<u8>)>,
     /// Registered in `DbInner::writers` (a pessimistic transaction that has written).
     registered: bool,
@@ -1102,7 +1104,10 @@ impl Transaction {
             {
                 return Ok(LockedRead::LockedByOther);
             }
-            st.protected_reads.insert((cf.id(), key.to_vec()));
+            // Only optimistic validation looks at them.
+            if self.shared.opts.concurrency == Concurrency::Optimistic {
+                st.protected_reads.insert((cf.id(), key.to_vec()));
+            }
         }
         // After the lock wait (read committed must see what the lock holder committed), and
         // after tracking (an optimistic key is tracked at or before the point it is read at,
@@ -1128,18 +1133,19 @@ impl Transaction {
         &self,
         cf: &ColumnFamily,
         key: &[u8],
-        apply: impl FnOnce(&mut WriteBuffer),
+        apply: impl FnOnce(&mut WriteBuffer) -> bool,
         is_delete: bool,
     ) -> Result<()> {
         self.write_with(cf, key, apply, is_delete, false)
     }
 
     /// A write; `insert`: with the insert-intention check (see [`Transaction::insert`]).
+    /// `apply` writes to the buffer and says whether the buffer had no entry for `key`.
     fn write_with(
         &self,
         cf: &ColumnFamily,
         key: &[u8],
-        apply: impl FnOnce(&mut WriteBuffer),
+        apply: impl FnOnce(&mut WriteBuffer) -> bool,
         is_delete: bool,
         insert: bool,
     ) -> Result<()> {
@@ -1154,8 +1160,7 @@ impl Transaction {
             self.shared.db.writers.register(&self.shared);
             st.registered = true;
         }
-        let fresh = insert && pessimistic && st.buffer.get(cf.id(), key).is_none();
-        apply(&mut st.buffer);
+        let fresh = apply(&mut st.buffer) && insert && pessimistic;
         // The insert intention comes after the write is in the buffer: a locking scan
         // reserves its range, then looks at the writers' buffers; an insert writes its
         // buffer, then looks at the gap locks. Each step is under a mutex, so one of the two
@@ -1295,12 +1300,10 @@ impl Transaction {
 
     /// Ends the transaction: releases its locks and snapshot, frees its buffer.
     fn end(&self, st: &mut TxnState, phase: Phase) {
-        let keys: Vec<(CfId, Vec<u8>)> = st
-            .buffer
-            .locked_keys()
-            .map(|(cf, k, _)| (cf, k.to_vec()))
-            .collect();
-        self.unlock_keys(&keys);
+        self.shared.db.locks.unlock_all(
+            self.shared.id,
+            st.buffer.locked_keys().map(|(cf, k, _)| (cf, k)),
+        );
         if st.gap_locks {
             self.shared.db.locks.unlock_gaps(self.shared.id);
             st.gap_locks = false;
