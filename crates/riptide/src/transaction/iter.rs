@@ -686,6 +686,18 @@ impl TxnIterator {
                     return Ok(Verdict::Reread);
                 }
                 if let Some(k) = nearest {
+                    // An insert into a gap this transaction already holds (from an earlier
+                    // scan: gap locks last until the end of the transaction) waits for this
+                    // transaction: it is not in the database yet and cannot be before this
+                    // one ends, so the scan goes on past it. Waiting for it would be a
+                    // deadlock of this scan's own making (a SERIALIZABLE transaction reading
+                    // a table twice while another session's insert waits).
+                    if self.txn.db.locks.gap_holders(cf, &k).contains(&self.txn.id) {
+                        if let Some(lock) = self.lock.as_mut() {
+                            lock.waited.insert(k);
+                        }
+                        return Ok(Verdict::Reread);
+                    }
                     // Skipping locked rows, an insert still locked by its writer is skipped
                     // (it is not in the database, so reading again just goes on past it).
                     self.lock_or_skip_row(&k, mode, skip_locked)?;
