@@ -445,6 +445,15 @@ impl Session {
                 self.check_unique(table, i + 1, n.key, Some(old_pk))?;
             }
         }
+        // The row as this update found it (a current read) may be newer than the snapshot
+        // (another transaction changed it after this one's first read): the entries it kept
+        // were then committed after the snapshot, and reads of this transaction through those
+        // indexes would not find the row. Such entries are written again (single delete, then
+        // put: each put still meets its own single delete), so this transaction sees them,
+        // as InnoDB finds the row through the newer entry. Only with an unchanged entry and a
+        // snapshot: one version lookup.
+        let unchanged = !moved && old_keys.iter().zip(new_keys).any(|(o, n)| o.key == n.key);
+        let adopt = unchanged && self.txn.changed_since_snapshot(&data, &old_key)?;
         if moved {
             self.txn.delete(&data, &old_key)?;
             self.txn.insert(&data, &new_key, row)?;
@@ -458,6 +467,9 @@ impl Session {
             if old_e != new_e {
                 self.delete_entry(index.id, index.unique, old_e)?;
                 self.put_entry(index.id, index.unique, new_e)?;
+            } else if adopt {
+                self.delete_entry(index.id, index.unique, old_e)?;
+                self.reput_entry(index.id, index.unique, new_e)?;
             }
         }
         Ok(())
@@ -743,6 +755,15 @@ impl Session {
         // Entries are unique keys (index id, secondary key, primary key): each put is an
         // insert, which waits for gap locks of locking scans over this index.
         self.txn.insert(&self.store.data, &entry, b"")?;
+        self.record(index_id, unique, entry, Own::Put);
+        Ok(())
+    }
+
+    /// Puts again an entry of index `index_id` this transaction has just single-deleted (an
+    /// entry committed after its snapshot that it makes its own, see [`Session::update`]): a
+    /// put, not an insert, since the entry exists and no insert intention applies.
+    fn reput_entry(&mut self, index_id: u32, unique: bool, entry: Vec<u8>) -> Result<()> {
+        self.txn.put(&self.store.data, &entry, b"")?;
         self.record(index_id, unique, entry, Own::Put);
         Ok(())
     }

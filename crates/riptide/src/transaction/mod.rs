@@ -686,6 +686,19 @@ impl Transaction {
             .map(Snapshot::seqno)
     }
 
+    /// Whether another transaction committed a write of `key` in `cf` after this transaction's
+    /// snapshot (false without a snapshot: read committed, or nothing read yet). A current
+    /// read (locking read, or a write under [`TransactionOptions::current_reads`]) works on
+    /// such a newer version; this tells the caller that its snapshot reads of related keys
+    /// (the MariaDB handler's secondary index entries of the row) do not show that version.
+    pub fn changed_since_snapshot(&self, cf: &ColumnFamily, key: &[u8]) -> Result<bool> {
+        crate::db::check_live(cf)?;
+        let Some(seqno) = self.snapshot_seqno() else {
+            return Ok(false);
+        };
+        Ok(cf.data.view().newer_version(key, seqno)?.is_some())
+    }
+
     /// Bytes held by the write buffer (keys, values, undo records and lock records, plus
     /// [`riptide_txn::ENTRY_OVERHEAD_BYTES`] per entry).
     pub fn approximate_memory(&self) -> usize {
