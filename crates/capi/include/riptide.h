@@ -1079,6 +1079,18 @@ enum riptide_status_t riptide_hsession_rollback_to_savepoint(struct riptide_hses
 enum riptide_status_t riptide_hsession_release_savepoint(struct riptide_hsession_t *session,
                                                          char **errmsg);
 
+// Releases the savepoint at `index` (0: the oldest open one) without undoing anything and
+// keeps the savepoints set after it (MariaDB: a `SAVEPOINT` that reuses a name releases
+// only the older savepoint of that name). `RIPTIDE_NOT_FOUND` if fewer than `index + 1`
+// savepoints are open.
+//
+// # Safety
+//
+// `session` is NULL or a live session; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_hsession_release_savepoint_at(struct riptide_hsession_t *session,
+                                                            size_t index,
+                                                            char **errmsg);
+
 // Begins a statement (pushes its savepoint).
 //
 // # Safety

@@ -1209,6 +1209,24 @@ pub unsafe extern "C" fn riptide_hsession_release_savepoint(
     unsafe { with_session(session, errmsg, Session::release_savepoint) }
 }
 
+/// Releases the savepoint at `index` (0: the oldest open one) without undoing anything and
+/// keeps the savepoints set after it (MariaDB: a `SAVEPOINT` that reuses a name releases
+/// only the older savepoint of that name). `RIPTIDE_NOT_FOUND` if fewer than `index + 1`
+/// savepoints are open.
+///
+/// # Safety
+///
+/// `session` is NULL or a live session; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_release_savepoint_at(
+    session: *mut riptide_hsession_t,
+    index: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: forwarded contract.
+    unsafe { with_session(session, errmsg, |s| s.release_savepoint_at(index)) }
+}
+
 /// Begins a statement (pushes its savepoint).
 ///
 /// # Safety

@@ -261,6 +261,32 @@ impl Session {
         Ok(())
     }
 
+    /// Forgets the savepoint at `index` (0: the oldest open one), keeping its writes and the
+    /// savepoints set after it (MariaDB: a `SAVEPOINT` that reuses a name releases the older
+    /// savepoint of that name only). `NotFound` if fewer than `index + 1` are open.
+    pub fn release_savepoint_at(&mut self, index: usize) -> Result<()> {
+        self.txn.release_savepoint_at(index)?;
+        if index < self.marks.len() {
+            self.marks.remove(index);
+        }
+        // Savepoint `index` made the depth `index + 1`: what was written deeper is one
+        // savepoint less deep now.
+        for (_, at) in &mut self.written {
+            if *at > index {
+                *at -= 1;
+            }
+        }
+        self.statement = match self.statement {
+            Some(d) if d == index + 1 => None,
+            Some(d) if d > index + 1 => Some(d - 1),
+            other => other,
+        };
+        if self.marks.is_empty() {
+            self.undo.clear();
+        }
+        Ok(())
+    }
+
     /// Whether this transaction has put or deleted an entry of secondary index `n` (`n` >= 1)
     /// of `table` (and not rolled it back). While it has not, the entries of the index it
     /// reads agree with the rows it reads; once it has, an entry of its snapshot can point to

@@ -405,11 +405,36 @@ impl WriteBuffer {
     ///
     /// [`riptide_common::ErrorKind::NotFound`] if no savepoint is open.
     pub fn pop_savepoint(&mut self) -> Result<()> {
-        let savepoint = self.savepoints.pop().ok_or_else(|| {
-            Error::not_found("release savepoint: no savepoint is open in this transaction")
-        })?;
+        let Some(innermost) = self.savepoints.len().checked_sub(1) else {
+            return Err(Error::not_found(
+                "release savepoint: no savepoint is open in this transaction",
+            ));
+        };
+        self.remove_savepoint(innermost)
+    }
+
+    /// Releases the savepoint at `index` (0: the outermost) without undoing anything and
+    /// leaves the savepoints set after it as they are: what was written after it and before
+    /// the next one now belongs to the enclosing savepoint (or to the transaction).
+    /// [`WriteBuffer::pop_savepoint`] is this for the innermost. (MariaDB: a `SAVEPOINT`
+    /// that reuses a name releases the older savepoint of that name only.)
+    ///
+    /// # Errors
+    ///
+    /// [`riptide_common::ErrorKind::NotFound`] if fewer than `index + 1` savepoints are open.
+    pub fn remove_savepoint(&mut self, index: usize) -> Result<()> {
+        if index >= self.savepoints.len() {
+            return Err(Error::not_found(format!(
+                "release savepoint: savepoint #{index} is not open ({} are)",
+                self.savepoints.len()
+            )));
+        }
+        let savepoint = self.savepoints.remove(index);
         let mut freed = 0;
-        match self.savepoints.last_mut() {
+        let enclosing = index
+            .checked_sub(1)
+            .and_then(|i| self.savepoints.get_mut(i));
+        match enclosing {
             // A base savepoint keeps no records: those of the inner one go (an inner
             // savepoint of a base one may be an ordinary one).
             Some(outer) if !outer.base => {

@@ -27,6 +27,9 @@ enum Op {
     SetSavepoint,
     Rollback,
     Release,
+    /// Release of the savepoint at (this modulo the open count) from the outermost, keeping
+    /// the later ones.
+    ReleaseAt(usize),
     Seek(u32, Vec<u8>),
     Range(u32, Bound<Vec<u8>>, Bound<Vec<u8>>),
 }
@@ -59,6 +62,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::SetSavepoint),
         2 => Just(Op::Rollback),
         1 => Just(Op::Release),
+        1 => any::<usize>().prop_map(Op::ReleaseAt),
         2 => (cf(), key()).prop_map(|(c, k)| Op::Seek(c, k)),
         1 => (cf(), bound(), bound()).prop_map(|(c, l, u)| Op::Range(c, l, u)),
     ]
@@ -203,6 +207,26 @@ fn run(ops: Vec<Op>) {
                     assert_eq!(buf.pop_savepoint().unwrap_err().kind(), ErrorKind::NotFound);
                 }
             },
+            Op::ReleaseAt(i) => {
+                let open = model.savepoints.len();
+                if open == 0 {
+                    assert_eq!(
+                        buf.remove_savepoint(i % 4).unwrap_err().kind(),
+                        ErrorKind::NotFound
+                    );
+                } else {
+                    // Rolling back to a later savepoint still restores its state; to an
+                    // earlier one, that one's: the released one's state is simply gone.
+                    let at = i % open;
+                    buf.remove_savepoint(at).unwrap();
+                    model.savepoints.remove(at);
+                    assert_eq!(
+                        buf.remove_savepoint(open - 1).unwrap_err().kind(),
+                        ErrorKind::NotFound
+                    );
+                }
+                assert_eq!(buf.savepoint_depth(), model.savepoints.len());
+            }
             Op::Seek(cf, k) => {
                 let all = model_range(&model.entries, cf, Bound::Unbounded, Bound::Unbounded);
                 let key_of = |e: Option<(&[u8], &BufferedOp)>| e.map(|(k, _)| k.to_vec());

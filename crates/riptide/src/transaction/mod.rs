@@ -987,6 +987,16 @@ impl Transaction {
         st.buffer.pop_savepoint()
     }
 
+    /// Forgets the savepoint at `index` (0: the oldest open one), keeping its writes and the
+    /// savepoints set after it: a later rollback to one of those undoes what it did, a
+    /// rollback to an earlier one undoes everything since that one. `NotFound` if fewer than
+    /// `index + 1` savepoints are open.
+    pub fn release_savepoint_at(&self, index: usize) -> Result<()> {
+        let mut st = self.shared.state.lock();
+        self.check_active(&st)?;
+        st.buffer.remove_savepoint(index)
+    }
+
     /// Commits: validates (optimistic), writes every buffered write as one atomic batch and
     /// releases the locks. After a `Conflict` the transaction is rolled back. A prepared
     /// transaction is committed by its xid marker.
