@@ -255,12 +255,15 @@ int ddl_error(const char *what, riptide_status_t st, char *err)
    The session begins at the first table lock of a statement and is registered for the
    statement and, outside autocommit, for the whole transaction. Inside a multi-statement
    transaction every statement pushes a savepoint, so a failing statement rolls back only
-   itself. SQL savepoints are session savepoints too; `depth` counts the stack.
+   itself. SQL savepoints are session savepoints too; `savepoints` mirrors the stack.
 */
 struct Riptide_trx
 {
   riptide_hsession_t *txn= nullptr;
-  uint depth= 0;
+  /* The session's savepoints, oldest first: a statement's is 0, an SQL savepoint's its id
+     (what the server keeps for it, riptide_savepoint_set). */
+  std::vector<uint64_t> savepoints;
+  uint64_t last_savepoint_id= 0;
   bool stmt_savepoint= false;
   /* Interrupts the session's lock waits from another thread (KILL QUERY, shutdown:
      riptide_kill_query). Made with the session and freed before it, under
@@ -314,7 +317,7 @@ void end_txn(Riptide_trx *trx)
   }
   riptide_hsession_destroy(trx->txn);
   trx->txn= nullptr;
-  trx->depth= 0;
+  trx->savepoints.clear();
   trx->stmt_savepoint= false;
 }
 
@@ -337,7 +340,7 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
     trx->txn= nullptr;
     return st;
   }
-  trx->depth= 0;
+  trx->savepoints.clear();
   trx->stmt_savepoint= false;
   trx->lock_timeout_ms= lock_wait_timeout_ms(thd);
   riptide_hinterrupt_t *interrupter= nullptr;
@@ -403,8 +406,9 @@ void riptide_kill_query(handlerton *, THD *thd, enum thd_kill_levels)
   }
 }
 
-/* Pushes a savepoint; false on failure (logged). */
-bool push_savepoint(Riptide_trx *trx)
+/* Pushes a savepoint (`id`: 0 for a statement's, else an SQL savepoint's); false on
+   failure (logged). */
+bool push_savepoint(Riptide_trx *trx, uint64_t id= 0)
 {
   char *err= nullptr;
   riptide_status_t st= riptide_hsession_set_savepoint(trx->txn, &err);
@@ -413,7 +417,7 @@ bool push_savepoint(Riptide_trx *trx)
     sql_print_error("RIPTIDE: set savepoint: %s", take_message(st, err).c_str());
     return false;
   }
-  trx->depth++;
+  trx->savepoints.push_back(id);
   return true;
 }
 
@@ -423,8 +427,8 @@ bool pop_savepoint(Riptide_trx *trx, bool rollback)
   char *err= nullptr;
   riptide_status_t st= rollback ? riptide_hsession_rollback_to_savepoint(trx->txn, &err)
                                 : riptide_hsession_release_savepoint(trx->txn, &err);
-  if (trx->depth > 0)
-    trx->depth--;
+  if (!trx->savepoints.empty())
+    trx->savepoints.pop_back();
   if (st != RIPTIDE_OK)
   {
     sql_print_error("RIPTIDE: %s savepoint: %s", rollback ? "rollback to" : "release",
@@ -629,48 +633,73 @@ int riptide_close_connection(handlerton *, THD *thd)
   return 0;
 }
 
-/* SQL savepoints: `sv` holds the stack depth with the savepoint on top. */
+/* SQL savepoints: `sv` holds the savepoint's id (0: set before the session began), which
+   Riptide_trx::savepoints finds in the session's savepoint stack. */
 int riptide_savepoint_set(handlerton *, THD *thd, void *sv)
 {
   Riptide_trx *trx= get_trx(thd);
   if (!trx->txn)
   {
-    *static_cast<uint *>(sv)= 0;
+    *static_cast<uint64_t *>(sv)= 0;
     return 0;
   }
-  if (!push_savepoint(trx))
+  uint64_t id= ++trx->last_savepoint_id;
+  if (!push_savepoint(trx, id))
     return HA_ERR_INTERNAL_ERROR;
-  *static_cast<uint *>(sv)= trx->depth;
+  *static_cast<uint64_t *>(sv)= id;
   return 0;
+}
+
+/* Where SQL savepoint `id` is in the session's stack (SIZE_MAX: not there). */
+static size_t savepoint_index(const Riptide_trx *trx, uint64_t id)
+{
+  for (size_t i= trx->savepoints.size(); id && i-- > 0;)
+    if (trx->savepoints[i] == id)
+      return i;
+  return SIZE_MAX;
 }
 
 int riptide_savepoint_rollback(handlerton *, THD *thd, void *sv)
 {
   Riptide_trx *trx= get_trx(thd);
-  uint target= *static_cast<uint *>(sv);
-  if (!trx->txn || target == 0)
+  uint64_t id= *static_cast<uint64_t *>(sv);
+  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
+  if (at == SIZE_MAX)
     return 0;
   drop_iterators(trx);
-  while (trx->depth > target)
+  while (trx->savepoints.size() > at + 1)
     if (!pop_savepoint(trx, true))
       return HA_ERR_INTERNAL_ERROR;
   /* Undo the writes after the savepoint and keep the savepoint itself. */
-  if (trx->depth == target && (!pop_savepoint(trx, true) || !push_savepoint(trx)))
+  if (!pop_savepoint(trx, true) || !push_savepoint(trx, id))
     return HA_ERR_INTERNAL_ERROR;
   return 0;
 }
 
 bool riptide_savepoint_rollback_can_release_mdl(handlerton *, THD *) { return true; }
 
+/* RELEASE SAVEPOINT, and the server's release of an older savepoint of the same name when a
+   SAVEPOINT reuses it: only that savepoint goes, the ones set after it stay (InnoDB's
+   trx_release_savepoint_for_mysql). Releasing every later one too undid nothing wrong for
+   RELEASE, but after `SAVEPOINT a; SAVEPOINT b; SAVEPOINT a` a ROLLBACK TO b found b gone
+   and undid nothing. */
 int riptide_savepoint_release(handlerton *, THD *thd, void *sv)
 {
   Riptide_trx *trx= get_trx(thd);
-  uint target= *static_cast<uint *>(sv);
-  if (!trx->txn || target == 0)
+  uint64_t id= *static_cast<uint64_t *>(sv);
+  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
+  if (at == SIZE_MAX)
     return 0;
-  while (trx->depth >= target && trx->depth > 0)
-    if (!pop_savepoint(trx, false))
-      return HA_ERR_INTERNAL_ERROR;
+  if (at + 1 == trx->savepoints.size())
+    return pop_savepoint(trx, false) ? 0 : HA_ERR_INTERNAL_ERROR;
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_release_savepoint_at(trx->txn, at, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: release savepoint: %s", take_message(st, err).c_str());
+    return HA_ERR_INTERNAL_ERROR;
+  }
+  trx->savepoints.erase(trx->savepoints.begin() + at);
   return 0;
 }
 
@@ -959,7 +988,7 @@ int riptide_init(void *p)
   riptide_hton->commit= riptide_commit;
   riptide_hton->rollback= riptide_rollback;
   riptide_hton->close_connection= riptide_close_connection;
-  riptide_hton->savepoint_offset= sizeof(uint);
+  riptide_hton->savepoint_offset= sizeof(uint64_t);
   riptide_hton->savepoint_set= riptide_savepoint_set;
   riptide_hton->savepoint_rollback= riptide_savepoint_rollback;
   riptide_hton->savepoint_rollback_can_release_mdl=
@@ -1988,7 +2017,7 @@ void ha_riptide::release_row_locks()
     return;
   /* The locks this statement took: those since its savepoint, or with none (autocommit)
      every lock of the transaction. */
-  size_t since= trx->stmt_savepoint ? trx->depth : 0;
+  size_t since= trx->stmt_savepoint ? trx->savepoints.size() : 0;
   bool by_entry= locked_index != 0 && !locked_entry.empty();
   char *err= nullptr;
   riptide_status_t st= riptide_hsession_unlock_row(
