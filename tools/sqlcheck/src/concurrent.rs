@@ -260,8 +260,10 @@ pub fn generate(rng: &mut StdRng, on: &Enabled) -> Option<Schedule> {
             } else {
                 b.rng.random_range(1..=3)
             };
+            let mut b_rows = Vec::new();
             for j in 0..n {
                 let x = b.row();
+                b_rows.push(x);
                 let w = b.b_write(x, j);
                 b.b(w);
             }
@@ -270,7 +272,14 @@ pub fn generate(rng: &mut StdRng, on: &Enabled) -> Option<Schedule> {
                 b.a(r);
             }
             if b.pct(40) {
-                let x = b.row();
+                // Under SERIALIZABLE, B's write is waiting for A's shared lock on its row; if
+                // A then wrote that row, InnoDB would queue A's upgrade behind B's request
+                // and pick B as a deadlock victim, where RIPTIDE grants the upgrade and B
+                // goes on waiting: lock queue internals, not compared. A writes another row.
+                let mut x = b.row();
+                while b.serializable() && b_rows.contains(&x) {
+                    x = b.row();
+                }
                 let w = b.a_write(x);
                 b.a(w);
                 let f = b.full();
