@@ -1013,6 +1013,16 @@ enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_
                                                         uint64_t timeout_ms,
                                                         char **errmsg);
 
+// Bytes the session's transaction holds in memory for its writes and locks (keys, values,
+// undo and lock records; `riptide::Transaction::approximate_memory`); 0 for NULL. The
+// MariaDB plugin asks before a commit or rollback, to hand a big transaction's freed memory
+// back to the system afterwards.
+//
+// # Safety
+//
+// `session` is NULL or live.
+size_t riptide_hsession_approximate_memory(const struct riptide_hsession_t *session);
+
 // Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 //
 // # Safety

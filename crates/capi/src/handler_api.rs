@@ -1028,6 +1028,22 @@ pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
     }
 }
 
+/// Bytes the session's transaction holds in memory for its writes and locks (keys, values,
+/// undo and lock records; `riptide::Transaction::approximate_memory`); 0 for NULL. The
+/// MariaDB plugin asks before a commit or rollback, to hand a big transaction's freed memory
+/// back to the system afterwards.
+///
+/// # Safety
+///
+/// `session` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_approximate_memory(
+    session: *const riptide_hsession_t,
+) -> usize {
+    // SAFETY: forwarded contract.
+    unsafe { query(session, 0, |s| s.session.transaction().approximate_memory()) }
+}
+
 /// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`.
 ///
 /// # Safety
