@@ -52,10 +52,27 @@ fn concurrent_inserts_of_one_unique_value_read_committed() {
     race(Isolation::ReadCommitted, 10);
 }
 
-/// A row another session is deleting still holds its unique value until that session
-/// commits: an insert of the value waits for it (InnoDB waits on the delete-marked record's
-/// lock), then succeeds after a commit and fails with the duplicate after a rollback.
-fn insert_while_other_deletes(commit_the_delete: bool, isolation: Isolation) {
+/// What [`insert_while_other_holds`] saw.
+struct Race {
+    /// The insert's outcome (the index of a duplicate).
+    result: Result<(), Option<usize>>,
+    /// How long the insert took.
+    waited: Duration,
+    /// The unique index's entries (key, pk) afterwards.
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A table with one UNIQUE index and one committed row (`pk`, unique value `u`); a first
+/// session runs `first` on it and stays open while a second session inserts another row
+/// with `u` on its own thread; after 300 ms the first session commits (`commit_first`) or
+/// rolls back.
+fn insert_while_other_holds(
+    isolation: Isolation,
+    pk: &[u8],
+    u: &[u8],
+    first: impl FnOnce(&mut riptide_handler::Session, &Arc<riptide_handler::Table>),
+    commit_first: bool,
+) -> Race {
     let dir = tempfile::tempdir().unwrap();
     let (db, engine) = open(dir.path());
     let engine = Arc::new(engine);
@@ -68,16 +85,17 @@ fn insert_while_other_deletes(commit_the_delete: bool, isolation: Isolation) {
         ..riptide_handler::SessionOptions::default()
     };
     let mut s = engine.begin_session(opts).unwrap();
-    s.insert(&t, b"1", &[k(b"5")], b"row 1").unwrap();
+    s.insert(&t, pk, &[k(u)], b"row").unwrap();
     s.commit().unwrap();
+    drop(s);
 
-    let mut deleter = engine.begin_session(opts).unwrap();
-    deleter.delete(&t, b"1", &[k(b"5")]).unwrap();
-    let (engine2, t2) = (Arc::clone(&engine), Arc::clone(&t));
+    let mut holder = engine.begin_session(opts).unwrap();
+    first(&mut holder, &t);
+    let (engine2, t2, u2) = (Arc::clone(&engine), Arc::clone(&t), u.to_vec());
     let inserter = std::thread::spawn(move || {
         let mut s = engine2.begin_session(opts).unwrap();
         let started = std::time::Instant::now();
-        let r = s.insert(&t2, b"3", &[k(b"5")], b"row 3");
+        let r = s.insert(&t2, b"99", &[k(&u2)], b"other");
         let waited = started.elapsed();
         match &r {
             Ok(()) => s.commit().unwrap(),
@@ -86,37 +104,57 @@ fn insert_while_other_deletes(commit_the_delete: bool, isolation: Isolation) {
         (r.map_err(|e| e.duplicate_index()), waited)
     });
     std::thread::sleep(Duration::from_millis(300));
-    if commit_the_delete {
-        deleter.commit().unwrap();
+    if commit_first {
+        holder.commit().unwrap();
     } else {
-        deleter.rollback().unwrap();
+        holder.rollback().unwrap();
     }
     let (result, waited) = inserter.join().unwrap();
-    assert!(
-        waited >= Duration::from_millis(250),
-        "the insert did not wait for the deleting session ({waited:?})"
-    );
-    if commit_the_delete {
-        assert_eq!(result, Ok(()));
-        assert_eq!(index_entries(&engine, &t, 1).len(), 1);
-    } else {
-        assert_eq!(result, Err(Some(1)));
-    }
-    drop((s, deleter, t));
+    let entries = index_entries(&engine, &t, 1);
+    drop((holder, t));
     let engine = Arc::try_unwrap(engine).unwrap();
     close(db, engine);
+    Race {
+        result,
+        waited,
+        entries,
+    }
 }
 
+/// A row another session is deleting still holds its unique value until that session
+/// commits: an insert of the value waits for it (InnoDB waits on the delete-marked record's
+/// lock), then succeeds after a commit and fails with the duplicate after a rollback.
 #[test]
 fn insert_of_a_value_being_deleted_waits_then_succeeds() {
-    insert_while_other_deletes(true, Isolation::RepeatableRead);
-    insert_while_other_deletes(true, Isolation::ReadCommitted);
+    for isolation in [Isolation::RepeatableRead, Isolation::ReadCommitted] {
+        let delete = |s: &mut riptide_handler::Session, t: &Arc<riptide_handler::Table>| {
+            s.delete(t, b"1", &[k(b"5")]).unwrap();
+        };
+        let race = insert_while_other_holds(isolation, b"1", b"5", delete, true);
+        assert!(
+            race.waited >= Duration::from_millis(250),
+            "{isolation:?}: {:?}",
+            race.waited
+        );
+        assert_eq!(race.result, Ok(()), "{isolation:?}");
+        assert_eq!(race.entries.len(), 1, "{isolation:?}");
+    }
 }
 
 #[test]
 fn insert_of_a_value_whose_delete_rolls_back_is_a_duplicate() {
-    insert_while_other_deletes(false, Isolation::RepeatableRead);
-    insert_while_other_deletes(false, Isolation::ReadCommitted);
+    for isolation in [Isolation::RepeatableRead, Isolation::ReadCommitted] {
+        let delete = |s: &mut riptide_handler::Session, t: &Arc<riptide_handler::Table>| {
+            s.delete(t, b"1", &[k(b"5")]).unwrap();
+        };
+        let race = insert_while_other_holds(isolation, b"1", b"5", delete, false);
+        assert!(
+            race.waited >= Duration::from_millis(250),
+            "{isolation:?}: {:?}",
+            race.waited
+        );
+        assert_eq!(race.result, Err(Some(1)), "{isolation:?}");
+    }
 }
 
 /// `wrote_index` tells whether the session changed entries of an index, and forgets what a
@@ -171,49 +209,17 @@ fn wrote_index_follows_the_sessions_entries() {
 #[test]
 fn a_row_moved_to_a_new_primary_key_keeps_its_unique_value() {
     for isolation in [Isolation::ReadCommitted, Isolation::RepeatableRead] {
-        let dir = tempfile::tempdir().unwrap();
-        let (db, engine) = open(dir.path());
-        let engine = Arc::new(engine);
-        let t = engine
-            .create_table(b"t", &[primary(), secondary("u", true)], 1)
-            .unwrap();
-        let opts = riptide_handler::SessionOptions {
-            isolation,
-            lock_timeout: Duration::from_secs(10),
-            ..riptide_handler::SessionOptions::default()
+        let moved = |s: &mut riptide_handler::Session, t: &Arc<riptide_handler::Table>| {
+            s.update(t, b"07", &[k(b"g")], b"17", &[k(b"g")], b"row")
+                .unwrap();
         };
-        let mut s = engine.begin_session(opts).unwrap();
-        s.insert(&t, b"07", &[k(b"g")], b"row").unwrap();
-        s.commit().unwrap();
-        drop(s);
-
-        let mut mover = engine.begin_session(opts).unwrap();
-        mover
-            .update(&t, b"07", &[k(b"g")], b"17", &[k(b"g")], b"row")
-            .unwrap();
-        let (engine2, t2) = (Arc::clone(&engine), Arc::clone(&t));
-        let inserter = std::thread::spawn(move || {
-            let mut s = engine2.begin_session(opts).unwrap();
-            let started = std::time::Instant::now();
-            let r = s.insert(&t2, b"20", &[k(b"g")], b"other");
-            let waited = started.elapsed();
-            s.rollback().unwrap();
-            (r.map_err(|e| e.duplicate_index()), waited)
-        });
-        std::thread::sleep(Duration::from_millis(300));
-        mover.commit().unwrap();
-        let (result, waited) = inserter.join().unwrap();
-        assert_eq!(result, Err(Some(1)), "{isolation:?}");
+        let race = insert_while_other_holds(isolation, b"07", b"g", moved, true);
+        assert_eq!(race.result, Err(Some(1)), "{isolation:?}");
         assert!(
-            waited >= Duration::from_millis(250),
-            "{isolation:?}: {waited:?}"
+            race.waited >= Duration::from_millis(250),
+            "{isolation:?}: {:?}",
+            race.waited
         );
-        assert_eq!(
-            index_entries(&engine, &t, 1),
-            vec![(b"g".to_vec(), b"17".to_vec())]
-        );
-        drop((mover, t));
-        let engine = Arc::try_unwrap(engine).unwrap();
-        close(db, engine);
+        assert_eq!(race.entries, vec![(b"g".to_vec(), b"17".to_vec())]);
     }
 }
