@@ -108,9 +108,9 @@ kinds! {
     /// UPDATE of primary-key and UNIQUE columns (ORDER BY a unique key when several rows
     /// can change), also UPDATE IGNORE.
     UpdateKey = "update_key", "update", 4, true;
-    /// `UPDATE t SET pk = pk + 1000 WHERE <secondary key condition>` (off by default: the
-    /// engine's scan of the secondary index never ends on it yet).
-    UpdatePkViaSecondary = "update_pk_via_secondary", "update", 2, false;
+    /// `UPDATE t FORCE INDEX (k) SET pk = pk + 1000 WHERE <condition on k> AND pk BETWEEN 0
+    /// AND 999`: rows move ahead of the scan of the secondary index (the Halloween problem).
+    UpdatePkViaSecondary = "update_pk_via_secondary", "update", 2, true;
     /// Multi-table UPDATE.
     UpdateMulti = "update_multi", "update", 2, true;
     /// DELETE with a WHERE (ORDER BY and LIMIT sometimes).
