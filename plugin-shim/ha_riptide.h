@@ -19,6 +19,7 @@
 
 #include "riptide.h"
 #include "alter_copy.h"
+#include "record_codec.h"
 
 /* Per-table state shared by every open handler of one table (one TABLE_SHARE). */
 class Riptide_share : public Handler_share
@@ -168,6 +169,8 @@ private:
   /* Primary keys (prefixed) this statement moved a row to while scanning: not read again
      by the scan (the Halloween problem). */
   std::unordered_set<std::string> moved_keys;
+  /* The table's keys and rows as bytes (bound at open). */
+  Riptide_codec codec;
   /* Scratch buffers. */
   std::string key_buf;
   std::string entry_check_buf;
@@ -198,7 +201,6 @@ private:
   /* MariaDB key number <-> Riptide index number. */
   uint rindex(uint keynr) const { return has_pk ? keynr : keynr + 1; }
   uint keynr_of(size_t rindex) const { return has_pk ? uint(rindex) : uint(rindex) - 1; }
-  void encode_key(uint keynr, const uchar *record, std::string *out, bool *has_null);
   void encode_pk(const uchar *record, std::string *out);
   void encode_secondary(const uchar *record, std::vector<std::string> *bufs,
                         std::vector<riptide_hkey_t> *keys);
@@ -211,8 +213,6 @@ private:
     return unpack_row(value, len, buf, &blob_buf);
   }
   int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
-  void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
-                       bool *has_null);
   int make_iterator(uint index, bool current= false);
   int hash_lookup_prepare(const std::string &prefix);
   int read_from_iterator(uchar *buf, bool forward);
@@ -228,7 +228,6 @@ private:
   int point_read(uchar *buf, const std::string &pk, bool *found);
   int pushed_condition(uchar *buf);
   void plan_keyread();
-  bool decode_key_parts(const KEY *key, const uchar *p, const uchar *end, uchar *buf);
   int icp_error(int verdict);
   int row_error(riptide_status_t st, char *err, size_t dup_index);
   void observe_autoinc(const uchar *record);

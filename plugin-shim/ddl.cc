@@ -1,0 +1,457 @@
+/*
+  The handler's table-level operations: opening a table (its share), CREATE, DROP, RENAME,
+  TRUNCATE, the ALTER TABLE copy, and CHECK / ANALYZE / OPTIMIZE TABLE.
+*/
+#include <my_global.h>
+#include "sql_class.h"
+#include "sql_lex.h"
+#include "log.h"
+#include <mysql/plugin.h>
+
+#include "ha_riptide.h"
+#include "riptide_shim.h"
+#include "transactions.h"
+
+namespace {
+
+/* CHECK TABLE reports at most this many inconsistencies one by one. */
+constexpr size_t CHECK_REPORT_LIMIT= 20;
+
+/* Reports a DDL failure to the client and returns the handler error for it. */
+int ddl_error(const char *what, riptide_status_t st, char *err)
+{
+  std::string msg= riptide_take_message(st, err);
+  my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: %s: %s", MYF(0), what, msg.c_str());
+  return HA_ERR_INTERNAL_ERROR;
+}
+
+} // namespace
+
+Riptide_share *ha_riptide::get_share(const char *name, int *error)
+{
+  *error= 0;
+  lock_shared_ha_data();
+  Riptide_share *s= static_cast<Riptide_share *>(get_ha_share_ptr());
+  if (!s)
+  {
+    riptide_htable_t *t= nullptr;
+    char *err= nullptr;
+    riptide_status_t st= riptide_handler_open_table(riptide_handler, name, strlen(name), &t, &err);
+    if (st == RIPTIDE_NOT_FOUND)
+    {
+      sql_print_warning("RIPTIDE: table %s has no data dictionary entry", name);
+      riptide_free(err);
+      *error= HA_ERR_NO_SUCH_TABLE;
+    }
+    else if (st != RIPTIDE_OK)
+    {
+      last_error= riptide_take_message(st, err);
+      *error= HA_ERR_RIPTIDE;
+    }
+    else
+    {
+      s= new Riptide_share;
+      s->table= t;
+      s->key_format= riptide_htable_key_format(t);
+      size_t n= riptide_htable_index_count(t);
+      bool pk= table_share->primary_key < MAX_KEY;
+      if (n != table_share->keys + (pk ? 0 : 1))
+      {
+        last_error= std::string("the data dictionary entry of ") + name + " has " +
+                    std::to_string(n) + " indexes, the table definition " +
+                    std::to_string(table_share->keys + (pk ? 0 : 1));
+        sql_print_error("RIPTIDE: %s", last_error.c_str());
+        *error= HA_ERR_RIPTIDE;
+      }
+      for (size_t i= 0; i < n && !*error; i++)
+      {
+        char buf[16];
+        size_t len= 0;
+        st= riptide_htable_index_prefix(t, i, buf, sizeof buf, &len, &err);
+        if (st != RIPTIDE_OK)
+        {
+          last_error= riptide_take_message(st, err);
+          *error= HA_ERR_RIPTIDE;
+        }
+        else
+          s->prefixes.emplace_back(buf, len);
+      }
+      if (*error)
+      {
+        delete s;
+        s= nullptr;
+      }
+      else
+        set_ha_share_ptr(s);
+    }
+  }
+  unlock_shared_ha_data();
+  return s;
+}
+
+int ha_riptide::open(const char *name, int, uint)
+{
+  int error= 0;
+  if (!(share= get_share(name, &error)))
+    return error;
+  thr_lock_data_init(&share->lock, &lock_data, nullptr);
+  open_name= name;
+  has_pk= table->s->primary_key < MAX_KEY;
+  codec.bind(table, share->key_format);
+  if (has_pk)
+    ref_length= codec.tuple_width(table->s->primary_key);
+  else
+    ref_length= 8;
+  return 0;
+}
+
+int ha_riptide::close(void)
+{
+  drop_iterator();
+  abort_alter_copy();
+  return 0;
+}
+
+/* Rolls back an ALTER copy into this table still running (alter_copy.h) and stops sharing
+   its session. */
+void ha_riptide::abort_alter_copy()
+{
+  alter_copy.abort();
+  if (share && share->active_copy == &alter_copy)
+    share->active_copy= nullptr;
+}
+
+/* Waits (up to riptide_lock_wait_timeout) until no prepared XA transaction holds a write
+   to table `name`, before DDL that would replace or remove its keys (DROP, TRUNCATE,
+   RENAME, the copy of ALTER TABLE): a prepared transaction's rows must survive its later
+   XA COMMIT. As InnoDB, the DDL then fails with ER_LOCK_WAIT_TIMEOUT. The caller holds the
+   table's exclusive metadata lock, so no transaction can prepare a write to it meanwhile. */
+int ha_riptide::wait_for_prepared(const char *name)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_wait_prepared(riptide_handler, name, strlen(name),
+                                                     riptide_lock_wait_timeout_ms(ha_thd()), &err);
+  if (st == RIPTIDE_OK)
+    return 0;
+  std::string msg= riptide_take_message(st, err);
+  if (st == RIPTIDE_TIMED_OUT)
+  {
+    /* An expected outcome the client is told of; the log keeps which transaction. */
+    sql_print_information("RIPTIDE: %s", msg.c_str());
+    push_warning_printf(ha_thd(), Sql_condition::WARN_LEVEL_NOTE, ER_LOCK_WAIT_TIMEOUT,
+                        "RIPTIDE: %s", msg.c_str());
+    my_error(ER_LOCK_WAIT_TIMEOUT, MYF(0));
+    return HA_ERR_LOCK_WAIT_TIMEOUT;
+  }
+  sql_print_warning("RIPTIDE: %s", msg.c_str());
+  last_error= msg;
+  return HA_ERR_RIPTIDE;
+}
+
+int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_info)
+{
+  /* TRUNCATE TABLE recreates the table (HTON_CAN_RECREATE): its old keys go. */
+  if (int error= wait_for_prepared(name))
+    return error;
+  /* Options RIPTIDE cannot honour are refused, not silently dropped (as MyRocks): rows
+     live in riptide_data_dir, and no foreign key would be enforced. */
+  const char *refused= create_info->data_file_name    ? "DATA DIRECTORY"
+                       : create_info->index_file_name ? "INDEX DIRECTORY"
+                                                      : nullptr;
+  if (!refused)
+  {
+    List_iterator_fast<Key> keys(ha_thd()->lex->alter_info.key_list);
+    while (Key *key= keys++)
+      if (key->type == Key::FOREIGN_KEY)
+      {
+        refused= "FOREIGN KEY";
+        break;
+      }
+  }
+  if (refused)
+  {
+    my_error(ER_ILLEGAL_HA_CREATE_OPTION, MYF(0), "RIPTIDE", refused);
+    return HA_WRONG_CREATE_OPTION;
+  }
+  bool pk= form->s->primary_key < MAX_KEY;
+  if (pk && form->s->primary_key != 0)
+  {
+    my_error(ER_NOT_SUPPORTED_YET, MYF(0), "a primary key that is not the first index");
+    return HA_ERR_UNSUPPORTED;
+  }
+  std::vector<riptide_index_spec_t> specs;
+  if (!pk)
+    specs.push_back({RIPTIDE_INDEX_HIDDEN_PK, false, 1, "HIDDEN_PK"});
+  for (uint i= 0; i < form->s->keys; i++)
+  {
+    KEY *k= &form->key_info[i];
+    char what[300];
+    if (k->flags & (HA_FULLTEXT | HA_SPATIAL))
+    {
+      snprintf(what, sizeof what, "FULLTEXT and SPATIAL indexes in "
+               "ENGINE=RIPTIDE (index `%s`)", k->name.str);
+      my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
+      return HA_ERR_UNSUPPORTED;
+    }
+    /* A long UNIQUE key (over a whole BLOB/TEXT, wider than max_supported_key_length(),
+       or USING HASH): the server indexes its hidden VIRTUAL hash column DB_ROW_HASH_<n>
+       (computed into the record before every write) and checks duplicates itself with an
+       exact index read of the hash (handler::check_duplicate_long_entry_key). Riptide
+       stores it as a NON-unique index (rows may share a hash); index_read_map makes that
+       read safe against concurrent inserts (hash_lookup_prepare). */
+    bool long_hash= k->algorithm == HA_KEY_ALG_LONG_HASH;
+    for (uint j= 0; j < k->user_defined_key_parts; j++)
+      if (!k->key_part[j].field->stored_in_db() &&
+          !(k->key_part[j].field->flags & LONG_UNIQUE_HASH_FIELD))
+      {
+        snprintf(what, sizeof what, "indexes on VIRTUAL generated columns in "
+                 "ENGINE=RIPTIDE (index `%s`; make the column STORED)", k->name.str);
+        my_error(ER_NOT_SUPPORTED_YET, MYF(0), what);
+        return HA_ERR_UNSUPPORTED;
+      }
+    bool primary= pk && i == form->s->primary_key;
+    specs.push_back({primary ? RIPTIDE_INDEX_PRIMARY : RIPTIDE_INDEX_SECONDARY,
+                     primary || (!long_hash && (k->flags & HA_NOSAME) != 0),
+                     uint16_t(k->user_defined_key_parts), k->name.str});
+  }
+  char *err= nullptr;
+  /* CREATE TEMPORARY TABLE: the engine marks it, and drops it with its rows at the next
+     start (the server forgets its temporary tables at a crash or restart). */
+  auto create_fn= create_info->tmp_table() ? riptide_handler_create_temporary_table
+                                           : riptide_handler_create_table;
+  riptide_status_t st= create_fn(riptide_handler, name, strlen(name), specs.data(),
+                                 specs.size(), create_info->auto_increment_value, &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("create", st, err);
+  return 0;
+}
+
+/* TRUNCATE of one partition of a partitioned table (ha_partition calls it per partition;
+   an unpartitioned table is dropped and recreated instead, HTON_CAN_RECREATE): the table
+   gets new index ids with the old keys range-deleted, and auto-increment starts again at 1
+   (as InnoDB). The server holds an exclusive lock on the table, so this handler's share is
+   the only user of the old ids. */
+int ha_riptide::truncate()
+{
+  if (int error= wait_for_prepared(open_name.c_str()))
+    return error;
+  drop_iterator();
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_truncate_table(riptide_handler, open_name.data(),
+                                                      open_name.size(), &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("truncate", st, err);
+  riptide_htable_t *t= nullptr;
+  st= riptide_handler_open_table(riptide_handler, open_name.data(), open_name.size(), &t, &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("reopen after truncate", st, err);
+  std::vector<std::string> prefixes;
+  size_t n= riptide_htable_index_count(t);
+  for (size_t i= 0; i < n; i++)
+  {
+    char buf[16];
+    size_t len= 0;
+    st= riptide_htable_index_prefix(t, i, buf, sizeof buf, &len, &err);
+    if (st != RIPTIDE_OK)
+    {
+      riptide_htable_release(t);
+      return ddl_error("reopen after truncate", st, err);
+    }
+    prefixes.emplace_back(buf, len);
+  }
+  lock_shared_ha_data();
+  riptide_htable_release(share->table);
+  share->table= t;
+  share->key_format= riptide_htable_key_format(t);
+  share->prefixes= std::move(prefixes);
+  unlock_shared_ha_data();
+  cur_key.clear();
+  cur_pk.clear();
+  return 0;
+}
+
+int ha_riptide::delete_table(const char *name)
+{
+  if (int error= wait_for_prepared(name))
+    return error;
+  char *err= nullptr;
+  bool existed= false;
+  riptide_status_t st=
+      riptide_handler_drop_table(riptide_handler, name, strlen(name), &existed, &err);
+  if (st != RIPTIDE_OK)
+    return ddl_error("drop", st, err);
+  /* The server asks every engine to drop a table it cannot find (ha_delete_table_force):
+     0 would claim it, and DROP TABLE of a missing table would succeed silently. */
+  return existed ? 0 : HA_ERR_NO_SUCH_TABLE;
+}
+
+int ha_riptide::rename_table(const char *from, const char *to)
+{
+  if (int error= wait_for_prepared(from))
+    return error;
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_rename_table(riptide_handler, from, strlen(from), to,
+                                                    strlen(to), &err);
+  if (st == RIPTIDE_NOT_FOUND || st == RIPTIDE_BUSY)
+  {
+    riptide_free(err);
+    return st == RIPTIDE_NOT_FOUND ? HA_ERR_NO_SUCH_TABLE : HA_ERR_TABLE_EXIST;
+  }
+  if (st != RIPTIDE_OK)
+    return ddl_error("rename", st, err);
+  return 0;
+}
+
+/* extra(HA_EXTRA_BEGIN_COPY) on the new table of an ALTER TABLE copy (alter_copy.h). Also
+   sent for CREATE TABLE ... SELECT, which stays one transaction (a #sql-alter name only
+   ever names an ALTER's table). The server ignores the result: if the copy session cannot
+   begin, the rows go to the connection's transaction as before (logged), unless the
+   table stays marked temporary: then write_row and END_COPY fail the ALTER. */
+int ha_riptide::begin_alter_copy()
+{
+  if (!riptide_is_alter_copy_name(open_name))
+    return 0;
+  char *err= nullptr;
+  /* Marked temporary while the copy runs: only the new table of an ALTER of a base table
+     gets a #sql-alter name (an ALTER of a TEMPORARY table copies into a
+     build_tmptable_filename() name, created temporary; sql_alter.cc). table->s->tmp_table
+     cannot tell: the server opens every #sql-alter table as an internal temporary one. */
+  riptide_status_t st= alter_copy.begin(riptide_handler, open_name, true, &err);
+  if (st == RIPTIDE_OK)
+    share->active_copy= &alter_copy;
+  else
+    sql_print_warning("RIPTIDE: ALTER TABLE copy into %s: cannot commit in pieces%s: %s",
+                      open_name.c_str(),
+                      alter_copy.failed_marked() ? " (the ALTER fails)"
+                                                 : ", copying in one transaction",
+                      riptide_take_message(st, err).c_str());
+  return 0;
+}
+
+/* extra(HA_EXTRA_END_COPY): the last piece is committed and the table unmarked; an error
+   makes the server abort the ALTER (and drop this table). */
+int ha_riptide::end_alter_copy()
+{
+  if (alter_copy.failed_marked())
+  {
+    last_error= "ALTER TABLE copy into " + open_name +
+                ": the table is marked temporary and its copy session could not begin";
+    return HA_ERR_RIPTIDE;
+  }
+  if (!alter_copy.active())
+    return 0;
+  char *err= nullptr;
+  riptide_status_t st= alter_copy.finish(&err);
+  abort_alter_copy(); /* after finish(): nothing left to roll back, stops the sharing */
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+   CHECK / ANALYZE / OPTIMIZE TABLE */
+
+extern "C" {
+static bool riptide_check_keys_cb(void *ctx, const char *, size_t, const char *row,
+                                  size_t row_len, riptide_hkey_t *keys, size_t nkeys)
+{
+  return static_cast<ha_riptide *>(ctx)->keys_of_stored_row(row, row_len, keys, nkeys);
+}
+}
+
+/* The secondary keys of a stored row, computed exactly as write_row computes them (into
+   scratch buffers, so the current row and its blob bodies stay untouched); false if the
+   row cannot be decoded (CHECK TABLE reports it against the primary key). */
+bool ha_riptide::keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys,
+                                    size_t nkeys)
+{
+  check_rec.assign(table->s->reclength, 0);
+  if (unpack_row(row, row_len, check_rec.data(), &check_blobs))
+    return false;
+  encode_secondary(check_rec.data(), &old_sec_bufs, &old_sec_keys);
+  if (old_sec_keys.size() != nkeys)
+    return false;
+  for (size_t i= 0; i < nkeys; i++)
+    keys[i]= old_sec_keys[i];
+  return true;
+}
+
+/* Every secondary index entry points to an existing row whose key for that index matches,
+   and every row has its entry in every secondary index (crates/handler, check.rs), as the
+   connection's transaction sees the table. Each inconsistency is a warning naming the
+   index; the result is then HA_ADMIN_CORRUPT. */
+int ha_riptide::check(THD *thd, HA_CHECK_OPT *)
+{
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return HA_ADMIN_FAILED;
+  uint64_t problems= 0;
+  char *report= nullptr, *err= nullptr;
+  riptide_status_t st= riptide_hsession_check_table(s, share->table, riptide_check_keys_cb, this,
+                                                    CHECK_REPORT_LIMIT, &problems, &report,
+                                                    &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    sql_print_warning("RIPTIDE: CHECK TABLE %s: %s", table->s->path.str, msg.c_str());
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: the check failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  if (!problems)
+    return HA_ADMIN_OK;
+  std::string text= report ? report : "";
+  riptide_free(report);
+  size_t start= 0, shown= 0;
+  while (start < text.size())
+  {
+    size_t end= text.find('\n', start);
+    if (end == std::string::npos)
+      end= text.size();
+    std::string line= text.substr(start, end - start);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: table %s: %s", table->s->table_name.str, line.c_str());
+    sql_print_error("RIPTIDE: CHECK TABLE %s: %s", table->s->path.str, line.c_str());
+    shown++;
+    start= end + 1;
+  }
+  if (problems > shown)
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_NOT_KEYFILE,
+                        "RIPTIDE: table %s: %llu more inconsistencies",
+                        table->s->table_name.str, (unsigned long long) (problems - shown));
+  return HA_ADMIN_CORRUPT;
+}
+
+/* Recounts the rows (the estimate info() reports) and persists the count. */
+int ha_riptide::analyze(THD *thd, HA_CHECK_OPT *)
+{
+  uint64_t rows= 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_refresh_statistics(share->table, &rows, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: the row count failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  info(HA_STATUS_VARIABLE | HA_STATUS_CONST);
+  return HA_ADMIN_OK;
+}
+
+/* Compacts the key ranges of every index of the table (deleted rows, old versions and
+   tombstones go away). */
+int ha_riptide::optimize(THD *thd, HA_CHECK_OPT *)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_htable_compact(share->table, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: compaction failed: %s", msg.c_str());
+    return HA_ADMIN_FAILED;
+  }
+  return HA_ADMIN_OK;
+}

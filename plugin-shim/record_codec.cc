@@ -1,0 +1,412 @@
+/*
+  Riptide_codec: MariaDB keys and rows as bytes. See record_codec.h.
+*/
+#include <my_global.h>
+#include "sql_class.h"
+#include "key.h"
+
+#include "record_codec.h"
+
+namespace {
+
+/* First byte of every row value: the format of what follows. V1: the record buffer alone
+   (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies. */
+constexpr char ROW_FORMAT_V1= 1;
+constexpr char ROW_FORMAT_V2= 2;
+
+/* Whether a key part indexes a prefix of its column (KEY (v(10)), any BLOB/TEXT part). */
+bool is_prefix_part(const KEY_PART_INFO *kp)
+{
+  return (kp->key_part_flag & (HA_PART_KEY_SEG | HA_BLOB_PART)) ||
+         kp->length < kp->field->key_length();
+}
+
+/* Whether key part `kp` is a VARCHAR/TEXT/BLOB part in a NO PAD collation: its collation
+   weights are padded with zero bytes, so 'a' and 'a' + CHAR(0) have the same padded weights
+   although the collation tells them apart (a shorter string sorts first). Such a part also
+   stores the length of its weights (key format 2). CHAR keeps the stored spaces, which NO
+   PAD weighs like any character, and binary strings store their length already. */
+bool is_nopad_string_part(const KEY_PART_INFO *kp)
+{
+  const Field *f= kp->field;
+  const CHARSET_INFO *cs= f->charset();
+  bool variable= f->real_type() == MYSQL_TYPE_VARCHAR || (f->flags & BLOB_FLAG);
+  return variable && cs != &my_charset_bin && (cs->state & MY_CS_NOPAD);
+}
+
+/* The width of key part `kp`'s value bytes, without the NULL-indicator byte (the same for
+   every value: what append_key_part writes), in key format `format`. */
+uint key_part_width(const KEY_PART_INFO *kp, uint32_t format)
+{
+  Field *f= kp->field;
+  uint weight_length= format >= KEY_FORMAT_NOPAD_LENGTH && is_nopad_string_part(kp) ? 2 : 0;
+  if (!is_prefix_part(kp))
+  {
+    uint len= f->sort_length();
+    CHARSET_INFO *cs= f->sort_charset();
+    return (use_strnxfrm(cs) ? uint(cs->strnxfrmlen(len)) : len) + weight_length;
+  }
+  CHARSET_INFO *cs= f->charset();
+  if (cs == &my_charset_bin)
+    return kp->length + 2;
+  return (use_strnxfrm(cs) ? uint(cs->strnxfrmlen(kp->length)) : kp->length) + weight_length;
+}
+
+/* The collation weights of `len` bytes at `from` (at most `nweights` characters) into
+   `to`, `width` bytes: zero-padded, then the weights' length as 2 bytes big-endian, so a
+   NO PAD string sorts before any longer one with the same padded weights. */
+void nopad_weights(CHARSET_INFO *cs, uchar *to, uint width, uint nweights,
+                          const char *from, size_t len)
+{
+  size_t n= cs->strnxfrm(to, width - 2, nweights, reinterpret_cast<const uchar *>(from), len,
+                         0);
+  if (n > width - 2)
+    n= width - 2;
+  memset(to + n, 0, width - 2 - n);
+  to[width - 2]= uchar(n >> 8);
+  to[width - 1]= uchar(n);
+}
+
+/* How the sort key of a field (Field::make_sort_key_part, after the NULL byte) maps back
+   to the record bytes, for the types where it is exactly reversible (field.cc):
+   SORT_INT: the little-endian integer reversed, sign bit flipped when signed
+     (Field_tiny .. Field_longlong, and YEAR, a Field_tiny);
+   SORT_REVERSED: the little-endian bytes reversed (Field_newdate, DATE);
+   SORT_COPY: the record bytes as they are (Field_new_decimal, Field_datetimef,
+     Field_timestampf, Field_timef: binary formats that already sort as bytes).
+   Other types (strings, FLOAT/DOUBLE, ENUM/SET, BIT, old temporal formats) read the row. */
+enum Sort_decoding
+{
+  SORT_NONE,
+  SORT_INT,
+  SORT_REVERSED,
+  SORT_COPY
+};
+
+Sort_decoding sort_decoding(const Field *f)
+{
+  switch (f->real_type())
+  {
+  case MYSQL_TYPE_TINY:
+  case MYSQL_TYPE_SHORT:
+  case MYSQL_TYPE_INT24:
+  case MYSQL_TYPE_LONG:
+  case MYSQL_TYPE_LONGLONG:
+  case MYSQL_TYPE_YEAR:
+    return SORT_INT;
+  case MYSQL_TYPE_NEWDATE:
+    return SORT_REVERSED;
+  case MYSQL_TYPE_NEWDECIMAL:
+  case MYSQL_TYPE_DATETIME2:
+  case MYSQL_TYPE_TIMESTAMP2:
+  case MYSQL_TYPE_TIME2:
+    return SORT_COPY;
+  default:
+    return SORT_NONE;
+  }
+}
+
+/* Whether key part `kp` can be decoded from its bytes into its whole column. */
+bool is_decodable_part(const KEY_PART_INFO *kp)
+{
+  return !is_prefix_part(kp) && sort_decoding(kp->field) != SORT_NONE &&
+         key_part_width(kp, KEY_FORMAT_NOPAD_LENGTH) == kp->field->pack_length();
+}
+
+/* Whether field `f` is a decodable key part of `key`. */
+bool is_decodable_part_of(const KEY *key, const Field *f)
+{
+  for (uint i= 0; i < key->user_defined_key_parts; i++)
+    if (key->key_part[i].field == f && is_decodable_part(&key->key_part[i]))
+      return true;
+  return false;
+}
+
+} // namespace
+
+/* Memcomparable bytes of index `keynr`'s key parts of `record` (record[0] or another
+   buffer): each part is MariaDB's own sort key (collation weights; a nullable part starts
+   with a NULL-indicator byte, 0 for NULL). */
+void Riptide_codec::encode_key(uint keynr, const uchar *record, std::string *out,
+                               bool *has_null)
+{
+  out->clear();
+  *has_null= false;
+  KEY *key= &tbl->key_info[keynr];
+  my_ptrdiff_t diff= record - tbl->record[0];
+  for (uint i= 0; i < key->user_defined_key_parts; i++)
+    append_key_part(&key->key_part[i], diff, out, has_null);
+}
+
+void Riptide_codec::encode_secondary(const uchar *record, uint first_key,
+                                     std::vector<std::string> *bufs,
+                                     std::vector<riptide_hkey_t> *keys)
+{
+  uint n= tbl->s->keys - first_key;
+  bufs->resize(n);
+  keys->resize(n);
+  for (uint i= 0; i < n; i++)
+  {
+    bool has_null= false;
+    encode_key(first_key + i, record, &(*bufs)[i], &has_null);
+    (*keys)[i].data= (*bufs)[i].data();
+    (*keys)[i].len= (*bufs)[i].size();
+    (*keys)[i].has_null= has_null;
+  }
+}
+
+bool Riptide_codec::encode_key_image(THD *thd, uint keynr, const uchar *key,
+                                     key_part_map keypart_map, std::string *out)
+{
+  KEY *key_info= &tbl->key_info[keynr];
+  uint key_len= calculate_key_len(tbl, keynr, key, keypart_map);
+  scratch.assign(tbl->s->reclength, 0);
+  memcpy(scratch.data(), tbl->s->default_values, tbl->s->reclength);
+  {
+    /* A key image need not be a value the column holds: the range optimizer makes the end
+       of LIKE 'A%' by filling the key with the collation's largest character, more
+       characters than the column has. Restoring it into the scratch record cuts it to the
+       column (which keeps it an upper bound of every stored value); the cut must not raise
+       a warning, which a data-changing statement in strict mode turns into an error
+       (ER_DATA_TOO_LONG for an UPDATE ... WHERE v LIKE 'A%'). */
+    Check_level_instant_set no_cut_warnings(thd, CHECK_FIELD_IGNORE);
+    key_restore(scratch.data(), key, key_info, key_len);
+  }
+  uint parts= 0;
+  while (parts < key_info->user_defined_key_parts && (keypart_map & (key_part_map(1) << parts)))
+    parts++;
+  out->clear();
+  my_ptrdiff_t diff= scratch.data() - tbl->record[0];
+  bool has_null= false;
+  for (uint i= 0; i < parts; i++)
+    append_key_part(&key_info->key_part[i], diff, out, &has_null);
+  return parts == key_info->user_defined_key_parts;
+}
+
+uint Riptide_codec::tuple_width(uint keynr) const
+{
+  /* From the key's definition: record[0] need not hold a row (a blob pointer in it could
+     be anything). */
+  const KEY *key= &tbl->key_info[keynr];
+  uint width= 0;
+  for (uint i= 0; i < key->user_defined_key_parts; i++)
+    width+= key_part_width(&key->key_part[i], format) +
+            (key->key_part[i].field->real_maybe_null() ? 1 : 0);
+  return width;
+}
+
+bool Riptide_codec::tuples_cover(const KEY *key, const KEY *pk, const MY_BITMAP *read_set) const
+{
+  for (uint i= 0; i < tbl->s->fields; i++)
+  {
+    const Field *f= tbl->field[i];
+    if (!bitmap_is_set(read_set, f->field_index))
+      continue;
+    if (!is_decodable_part_of(key, f) && !(pk && is_decodable_part_of(pk, f)))
+      return false;
+  }
+  return true;
+}
+
+/* Appends the memcomparable bytes of key part `kp` of the record `diff` bytes away from
+   record[0] (fixed length per part, so a prefix of parts is a byte prefix). A whole column
+   is MariaDB's sort key (Field::sort_string). A column prefix of N characters
+   (key_part->length is N * mbmaxlen bytes) is the collation weights of the value's first N
+   characters only, padded as the collation pads (PAD SPACE: 'ab' = 'ab '), to the width of
+   N characters; a binary string's prefix is its first N bytes, zero-padded, then their
+   count (u16 BE), so 'a' sorts before 'a\0' as in the server. A string in a NO PAD
+   collation (key format 2) is its weights, zero-padded, then their length (u16 BE). A
+   nullable part starts with 0x00 (NULL, the rest zero) or 0x01. */
+void Riptide_codec::append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff,
+                                    std::string *out, bool *has_null) const
+{
+  Field *f= kp->field;
+  /* real_maybe_null(), not maybe_null(): the latter is also true for every column of a
+     table on the inner side of an outer join (TABLE::maybe_null), and is_null() then
+     follows TABLE::null_row. The encoding must depend on the column's definition alone. */
+  bool nullable= f->real_maybe_null();
+  size_t at= out->size();
+    uint len= key_part_width(kp, format);
+  bool nopad= format >= KEY_FORMAT_NOPAD_LENGTH && is_nopad_string_part(kp);
+  f->move_field_offset(diff);
+  bool null= nullable && f->is_null();
+  if (null)
+    *has_null= true;
+  out->resize(at + len + (nullable ? 1 : 0), '\0');
+  uchar *to= reinterpret_cast<uchar *>(&(*out)[at]);
+  if (nullable)
+    *to++= null ? 0 : 1;
+  if (!null && !is_prefix_part(kp) && !nopad)
+  {
+    /* Field::make_sort_key_part's layout, without its use of maybe_null() / is_null()
+       (which follow TABLE::maybe_null and TABLE::null_row, see above): NULL is a zero
+       byte and zeros, a value a one byte and its sort string. */
+    f->sort_string(to, len);
+  }
+  else if (!null)
+  {
+    CHARSET_INFO *cs= f->charset();
+    String buf;
+    f->val_str(&buf, &buf);
+    size_t plen= buf.length();
+    uint nchars= f->char_length();
+    if (is_prefix_part(kp))
+    {
+      nchars= kp->length / cs->mbmaxlen;
+      plen= cs->charpos(buf.ptr(), buf.ptr() + buf.length(), nchars);
+      if (plen > buf.length())
+        plen= buf.length();
+    }
+    if (cs == &my_charset_bin)
+    {
+      memcpy(to, buf.ptr(), plen);
+      to[len - 2]= uchar(plen >> 8);
+      to[len - 1]= uchar(plen);
+    }
+    else if (nopad)
+      nopad_weights(cs, to, len, nchars * cs->strxfrm_multiply, buf.ptr(), plen);
+    else
+      cs->strnxfrm(to, len, nchars * cs->strxfrm_multiply,
+                   reinterpret_cast<const uchar *>(buf.ptr()), plen,
+                   MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
+  }
+  f->move_field_offset(-diff);
+}
+
+/* Fills the decodable parts of `key` into record `buf` from their encoded bytes [p, end)
+   (the other parts are skipped by width); false if the bytes are too short. */
+bool Riptide_codec::decode_tuple(const KEY *key, const uchar *p, const uchar *end,
+                                 uchar *buf) const
+{
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < key->user_defined_key_parts; i++)
+  {
+    const KEY_PART_INFO *kp= &key->key_part[i];
+    Field *f= kp->field;
+    bool nullable= f->real_maybe_null();
+    size_t width= key_part_width(kp, format);
+    if (size_t(end - p) < width + (nullable ? 1 : 0))
+      return false;
+    if (is_decodable_part(kp))
+    {
+      if (nullable && *p == 0)
+        f->set_null(diff);
+      else
+      {
+        if (nullable)
+          f->set_notnull(diff);
+        const uchar *v= p + (nullable ? 1 : 0);
+        uchar *to= f->ptr + diff;
+        Sort_decoding how= sort_decoding(f);
+        if (how == SORT_COPY)
+          memcpy(to, v, width);
+        else
+        {
+          for (size_t b= 0; b < width; b++)
+            to[width - 1 - b]= v[b];
+          if (how == SORT_INT && !static_cast<const Field_num *>(f)->unsigned_flag)
+            to[width - 1]^= 0x80;
+        }
+      }
+    }
+    p+= width + (nullable ? 1 : 0);
+  }
+  return true;
+}
+
+/* Primary key + format byte + record + per BLOB a 4-byte length and its bytes. */
+size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
+{
+  TABLE_SHARE *s= tbl->s;
+  size_t len= key_len + 1 + s->reclength;
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < s->blob_fields; i++)
+  {
+    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
+    b->move_field_offset(diff);
+    len+= 4 + (b->is_null() || !b->stored_in_db() ? 0 : b->get_length());
+    b->move_field_offset(-diff);
+  }
+  return len;
+}
+
+/* The row value of record `buf` (README.md, "row"): V1 for a table without BLOB/TEXT
+   columns, else V2 with the blob bodies after the record buffer. */
+void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
+{
+  TABLE_SHARE *s= tbl->s;
+  out->assign(1, s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1);
+  out->append(reinterpret_cast<const char *>(buf), s->reclength);
+  if (!s->blob_fields)
+    return;
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < s->blob_fields; i++)
+  {
+    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
+    b->move_field_offset(diff);
+    /* A VIRTUAL column's value is computed on read: its bytes in the record mean nothing
+       (the pointer may be stale), so no body is stored. */
+    uint32 len= b->is_null() || !b->stored_in_db() ? 0 : b->get_length();
+    const uchar *data= b->get_ptr();
+    b->move_field_offset(-diff);
+    /* The pointer in the stored record means nothing once read back: zero it. */
+    size_t ptr_at= 1 + size_t(b->ptr - tbl->record[0]) + b->pack_length_no_ptr();
+    memset(&(*out)[ptr_at], 0, sizeof(uchar *));
+    char len_le[4]= {char(len), char(len >> 8), char(len >> 16), char(len >> 24)};
+    out->append(len_le, 4);
+    if (len)
+      out->append(reinterpret_cast<const char *>(data), len);
+  }
+}
+
+/* Unpacks a row value into record `buf`; blob bodies go to `blobs`, which the record's
+   blob pointers then point into (valid until `blobs` is next written). */
+bool Riptide_codec::unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs,
+                               std::string *error) const
+{
+  TABLE_SHARE *s= tbl->s;
+  size_t rec= s->reclength;
+  char want= s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1;
+  bool ok= len >= rec + 1 && value[0] == want && (s->blob_fields || len == rec + 1);
+  if (ok && s->blob_fields)
+  {
+    blobs->assign(value + 1 + rec, len - 1 - rec);
+    my_ptrdiff_t diff= buf - tbl->record[0];
+    size_t pos= 0;
+    memcpy(buf, value + 1, rec);
+    for (uint i= 0; ok && i < s->blob_fields; i++)
+    {
+      Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
+      if (blobs->size() - pos < 4)
+      {
+        ok= false;
+        break;
+      }
+      const uchar *p= reinterpret_cast<const uchar *>(blobs->data()) + pos;
+      uint32 blen= uint32(p[0]) | uint32(p[1]) << 8 | uint32(p[2]) << 16 | uint32(p[3]) << 24;
+      pos+= 4;
+      if (blobs->size() - pos < blen)
+      {
+        ok= false;
+        break;
+      }
+      b->set_ptr_offset(diff, blen, p + 4);
+      pos+= blen;
+    }
+    ok= ok && pos == blobs->size();
+    if (ok)
+      return true;
+  }
+  if (!ok)
+  {
+    *error= "a row of table " + std::string(s->path.str) + " is malformed: " +
+            std::to_string(len) + " bytes, format " + std::to_string(len ? value[0] : -1) +
+            "; expected format " + std::to_string(int(want)) +
+            (s->blob_fields ? " with " + std::to_string(s->blob_fields) + " blob bodies after "
+                            : " of exactly ") +
+            std::to_string(rec + 1) + " bytes";
+    return false;
+  }
+  memcpy(buf, value + 1, rec);
+  return true;
+}

@@ -1,0 +1,94 @@
+/*
+  Riptide_codec: how the shim turns MariaDB keys and rows into bytes, and back. This is the
+  one thing only MariaDB can compute (the server's Field and collation functions); every
+  other part of the key layout (index ids, prefixes, successors, entry decoding) is Rust's.
+
+    key tuple        -> per key part, a fixed width: MariaDB's own sort key
+                        (Field::sort_string: collation weights), a nullable part preceded by
+                        a NULL-indicator byte (0 for NULL, so NULLs sort first); so a prefix
+                        of parts is a byte prefix and the tuple is memcomparable
+    prefix key part  -> the first N characters' collation weights, padded to the prefix's
+                        fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
+    NO PAD string    -> (key format 2) the weights zero-padded, + their length as u16 BE
+    row              -> 0x01 + the MariaDB record buffer (reclength bytes); a table with
+                        BLOB/TEXT columns: 0x02 + the record buffer (blob pointers zeroed)
+                        + per blob column, in field order, u32 LE length + the bytes
+*/
+#pragma once
+
+#include <my_global.h>
+#include "handler.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "riptide.h"
+
+/* Key formats of the shim: the per-table number the data dictionary keeps
+   (riptide_htable_key_format); a table keeps the format it was created with, and ALTER
+   TABLE ... FORCE rebuilds it in the current one.
+   0, 1: the original encoding;
+   2: a VARCHAR/TEXT/BLOB part in a NO PAD collation also stores the length of its
+      collation weights (is_nopad_string_part). */
+constexpr uint32_t KEY_FORMAT_NOPAD_LENGTH= 2;
+constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_NOPAD_LENGTH;
+
+/* The codec of one open table (its TABLE and the key format it was created with). */
+class Riptide_codec
+{
+public:
+  /* Binds the codec to `table`, whose keys are in `key_format`. */
+  void bind(TABLE *table, uint32_t key_format)
+  {
+    tbl= table;
+    format= key_format;
+  }
+
+  /* The key tuple of index `keynr` (MariaDB key number) of `record` (record[0] or another
+     buffer of the table); `*has_null` tells whether a part is NULL. */
+  void encode_key(uint keynr, const uchar *record, std::string *out, bool *has_null);
+
+  /* The key tuples of `record` for MariaDB keys `first_key` .. keys - 1 (the secondary
+     indexes, in order) in `keys` (views of `bufs`). */
+  void encode_secondary(const uchar *record, uint first_key, std::vector<std::string> *bufs,
+                        std::vector<riptide_hkey_t> *keys);
+
+  /* The key tuple of the first key parts of a key image (key_copy format, the parts
+     `keypart_map` names) of index `keynr`; true if every part of the index was given. */
+  bool encode_key_image(THD *thd, uint keynr, const uchar *key, key_part_map keypart_map,
+                        std::string *out);
+
+  /* The width of index `keynr`'s tuples (every tuple of an index has the same width). */
+  uint tuple_width(uint keynr) const;
+
+  /* Whether every column in `read_set` can be filled in from the tuples of `key` and of
+     `pk` (NULL: none) alone (decode_tuple). */
+  bool tuples_cover(const KEY *key, const KEY *pk, const MY_BITMAP *read_set) const;
+
+  /* Fills the decodable parts of `key` into record `buf` from tuple bytes [p, end) (the
+     other parts are skipped by width); false if the bytes are too short. */
+  bool decode_tuple(const KEY *key, const uchar *p, const uchar *end, uchar *buf) const;
+
+  /* The bytes a row of record `buf` takes as one engine entry with a `key_len`-byte
+     primary key (checked against riptide_max_key_value_len before the value is built). */
+  size_t entry_size(const uchar *buf, size_t key_len) const;
+
+  /* The row value of record `buf`. */
+  void pack_row(const uchar *buf, std::string *out) const;
+
+  /* Unpacks a row value into record `buf`; blob bodies go to `blobs`, which the record's
+     blob pointers then point into (valid until `blobs` is next written). False, with
+     `*error` saying what is wrong, for a malformed value. */
+  bool unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs,
+                  std::string *error) const;
+
+private:
+  void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
+                       bool *has_null) const;
+
+  TABLE *tbl= nullptr;
+  uint32_t format= 0;
+  /* encode_key_image's scratch record. */
+  std::vector<uchar> scratch;
+};

@@ -1,0 +1,44 @@
+/*
+  What the files of the shim share: the engine handles the plugin opens at init, the system
+  variable and status arrays (sysvars.cc), and the helpers that turn a C ABI failure into a
+  message. Nothing here is exported from the .so (-fvisibility=hidden).
+*/
+#pragma once
+
+#include <my_global.h>
+#include "handler.h"
+#include <mysql/plugin.h>
+
+#include <cstdint>
+#include <string>
+
+#include "riptide.h"
+
+/* Handler error for every Riptide failure without a closer MariaDB code; the message is
+   kept by the handler and printed by get_error_message(). */
+constexpr int HA_ERR_RIPTIDE= HA_ERR_LAST + 1;
+
+/* The storage engine, the database and its handler layer (hton.cc; NULL before init and
+   after deinit). */
+extern handlerton *riptide_hton;
+extern riptide_db_t *riptide_db;
+extern riptide_handler_t *riptide_handler;
+
+/* sysvars.cc: the plugin's system variables and status variables. */
+extern struct st_mysql_sys_var *riptide_system_variables[];
+extern SHOW_VAR riptide_status_variables[];
+
+/* The row lock wait limit of a session begun now by `thd` (riptide_lock_wait_timeout), in
+   milliseconds. */
+uint64_t riptide_lock_wait_timeout_ms(THD *thd);
+
+/* Fills `opts` from the riptide_* system variables. On failure, logs which variable the
+   engine refused and returns false. */
+bool riptide_apply_options(riptide_options_t *opts);
+
+/* The database directory riptide_data_dir names (default <datadir>/#riptide; a relative
+   path is relative to the datadir), made absolute; from now on SHOW VARIABLES prints it. */
+std::string riptide_resolve_data_dir();
+
+/* Takes ownership of a message from the C ABI (the status name when there is none). */
+std::string riptide_take_message(riptide_status_t st, char *msg);

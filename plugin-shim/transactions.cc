@@ -1,0 +1,518 @@
+/*
+  Transactions: one Riptide session (crates/handler: a pessimistic transaction with a
+  savepoint stack) per connection; commit, rollback, XA, savepoints, consistent snapshots
+  and KILL. See transactions.h.
+*/
+#include <my_global.h>
+#include "sql_class.h"
+#include "sql_lex.h"
+#include "set_var.h"
+#include "log.h"
+#include <mysql/plugin.h>
+
+#include "ha_riptide.h"
+#include "riptide_shim.h"
+#include "transactions.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+
+Riptide_trx *get_trx(THD *thd)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx)
+  {
+    trx= new Riptide_trx;
+    thd_set_ha_data(thd, riptide_hton, trx);
+  }
+  return trx;
+}
+
+bool in_multi_statement(THD *thd)
+{
+  return thd_test_options(thd, OPTION_NOT_AUTOCOMMIT | OPTION_BEGIN);
+}
+
+static void drop_iterators(Riptide_trx *trx)
+{
+  for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
+    h->drop_iterator();
+  trx->iterators.clear();
+}
+
+static void end_txn(Riptide_trx *trx)
+{
+  drop_iterators(trx);
+  {
+    std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+    riptide_hinterrupt_destroy(trx->interrupter);
+    trx->interrupter= nullptr;
+  }
+  riptide_hsession_destroy(trx->txn);
+  trx->txn= nullptr;
+  trx->savepoints.clear();
+  trx->stmt_savepoint= false;
+}
+
+/* Begins the connection's Riptide session with the connection's isolation level; with
+   `snapshot` the read snapshot is taken now (START TRANSACTION WITH CONSISTENT SNAPSHOT). */
+riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err)
+{
+  int iso= thd_tx_isolation(thd);
+  int32_t level= iso == ISO_READ_UNCOMMITTED ? RIPTIDE_HISO_READ_UNCOMMITTED
+                 : iso == ISO_READ_COMMITTED ? RIPTIDE_HISO_READ_COMMITTED
+                 : iso == ISO_REPEATABLE_READ ? RIPTIDE_HISO_REPEATABLE_READ
+                                              : RIPTIDE_HISO_SERIALIZABLE;
+  riptide_status_t st=
+      snapshot ? riptide_hsession_begin_snapshot(riptide_handler, level,
+                                                 riptide_lock_wait_timeout_ms(thd), &trx->txn, err)
+               : riptide_hsession_begin(riptide_handler, level, riptide_lock_wait_timeout_ms(thd),
+                                        &trx->txn, err);
+  if (st != RIPTIDE_OK)
+  {
+    trx->txn= nullptr;
+    return st;
+  }
+  trx->savepoints.clear();
+  trx->stmt_savepoint= false;
+  trx->lock_timeout_ms= riptide_lock_wait_timeout_ms(thd);
+  riptide_hinterrupt_t *interrupter= nullptr;
+  st= riptide_hsession_interrupter(trx->txn, &interrupter, err);
+  if (st != RIPTIDE_OK)
+  {
+    riptide_hsession_destroy(trx->txn);
+    trx->txn= nullptr;
+    return st;
+  }
+  std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+  trx->interrupter= interrupter;
+  return st;
+}
+
+/* The row lock wait limit of the statement `thd` runs, in milliseconds: the statement's own
+   lock_wait_timeout when it sets one (SELECT ... FOR UPDATE NOWAIT / WAIT n, which the
+   server turns into SET STATEMENT lock_wait_timeout = 0 / n, as it does for
+   innodb_lock_wait_timeout), else riptide_lock_wait_timeout. */
+static uint64_t statement_lock_timeout_ms(THD *thd)
+{
+  List_iterator_fast<set_var_base> it(thd->lex->stmt_var_list);
+  while (set_var_base *v= it++)
+  {
+    if (!v->is_system())
+      continue;
+    const sys_var *var= static_cast<set_var *>(v)->var;
+    if (var && var->name.length == 17 &&
+        !strncasecmp(var->name.str, "lock_wait_timeout", 17))
+      return uint64_t(thd->variables.lock_wait_timeout) * 1000;
+  }
+  return riptide_lock_wait_timeout_ms(thd);
+}
+
+/* At the start of each statement: re-arms the session after an interrupt (the killed
+   statement has ended) and applies the statement's lock wait limit. */
+riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err)
+{
+  if (trx->interrupted.exchange(false))
+    riptide_hsession_clear_interrupt(trx->txn);
+  uint64_t timeout= statement_lock_timeout_ms(thd);
+  if (timeout == trx->lock_timeout_ms)
+    return RIPTIDE_OK;
+  riptide_status_t st= riptide_hsession_set_lock_timeout(trx->txn, timeout, err);
+  if (st == RIPTIDE_OK)
+    trx->lock_timeout_ms= timeout;
+  return st;
+}
+
+/* KILL QUERY / KILL CONNECTION / shutdown of `thd` (handlerton::kill_query, called with
+   the victim's LOCK_thd_kill held): its current row lock wait, if any, ends at once with
+   RIPTIDE_INTERRUPTED (HA_ERR_ABORTED_BY_USER), as InnoDB cancels a lock wait. */
+static void riptide_kill_query(handlerton *, THD *thd, enum thd_kill_levels)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx)
+    return;
+  std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+  if (trx->interrupter)
+  {
+    trx->interrupted= true;
+    riptide_hinterrupt_fire(trx->interrupter);
+  }
+}
+
+/* Pushes a savepoint (`id`: 0 for a statement's, else an SQL savepoint's); false on
+   failure (logged). */
+bool push_savepoint(Riptide_trx *trx, uint64_t id)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_set_savepoint(trx->txn, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: set savepoint: %s", riptide_take_message(st, err).c_str());
+    return false;
+  }
+  trx->savepoints.push_back(id);
+  return true;
+}
+
+/* Pops the newest savepoint, undoing (rollback) or keeping (release) its writes. */
+static bool pop_savepoint(Riptide_trx *trx, bool rollback)
+{
+  char *err= nullptr;
+  riptide_status_t st= rollback ? riptide_hsession_rollback_to_savepoint(trx->txn, &err)
+                                : riptide_hsession_release_savepoint(trx->txn, &err);
+  if (!trx->savepoints.empty())
+    trx->savepoints.pop_back();
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: %s savepoint: %s", rollback ? "rollback to" : "release",
+                    riptide_take_message(st, err).c_str());
+    return false;
+  }
+  return true;
+}
+
+/* A transaction that held at least this much memory for its writes and locks gives it
+   back to the system when it ends (trim_after). */
+static constexpr size_t TRIM_AFTER_BYTES= 64 * 1024 * 1024;
+
+/* After a transaction that held `held` bytes ended: the C library keeps the memory freed
+   (glibc's arenas), so mariadbd's RSS stayed at the peak of the biggest statement (1M rows:
+   about 1 GB). malloc_trim gives the free pages back; it walks the heap, so only after big
+   transactions. */
+static void trim_after(size_t held)
+{
+#ifdef __GLIBC__
+  if (held >= TRIM_AFTER_BYTES)
+    malloc_trim(0);
+#else
+  (void) held;
+#endif
+}
+
+static int riptide_commit(handlerton *, THD *thd, bool all)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->txn)
+    return 0;
+  if (all || !in_multi_statement(thd))
+  {
+    drop_iterators(trx);
+    char *err= nullptr;
+    size_t held= riptide_hsession_approximate_memory(trx->txn);
+    riptide_status_t st= riptide_hsession_commit(trx->txn, &err);
+    end_txn(trx);
+    trim_after(held);
+    if (st != RIPTIDE_OK)
+    {
+      std::string msg= riptide_take_message(st, err);
+      push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                          "RIPTIDE: commit failed: %s", msg.c_str());
+      sql_print_warning("RIPTIDE: commit failed: %s", msg.c_str());
+      return st == RIPTIDE_CONFLICT || st == RIPTIDE_DEADLOCK ? HA_ERR_LOCK_DEADLOCK
+                                                              : HA_ERR_INTERNAL_ERROR;
+    }
+    return 0;
+  }
+  /* The end of a statement inside a transaction: keep its writes. */
+  if (trx->stmt_savepoint)
+  {
+    trx->stmt_savepoint= false;
+    pop_savepoint(trx, false);
+  }
+  return 0;
+}
+
+static int riptide_rollback(handlerton *, THD *thd, bool all)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->txn)
+    return 0;
+  if (all || !in_multi_statement(thd))
+  {
+    drop_iterators(trx);
+    char *err= nullptr;
+    size_t held= riptide_hsession_approximate_memory(trx->txn);
+    /* A transaction that lost a conflict is already rolled back: not an error. */
+    riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: rollback: %s", riptide_take_message(st, err).c_str());
+    end_txn(trx);
+    trim_after(held);
+    return 0;
+  }
+  if (trx->stmt_savepoint)
+  {
+    drop_iterators(trx);
+    trx->stmt_savepoint= false;
+    if (!pop_savepoint(trx, true))
+      return HA_ERR_INTERNAL_ERROR;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+   XA / two-phase commit. XA PREPARE (or the server's own two-phase commit with the binary
+   log) prepares the connection's session under the transaction's XID: its writes are
+   durable in the WAL, not visible, and its locks stay held. XA COMMIT / ROLLBACK in the same
+   connection then end the session as usual (riptide_commit / riptide_rollback). A prepared
+   transaction whose connection went away (MariaDB detaches it) or that was found in the WAL
+   after a restart is finished by XID (commit_by_xid / rollback_by_xid); recover() lists
+   them for the server at startup. */
+
+/* X/Open XA return codes of commit_by_xid / rollback_by_xid (xa.h of the XA
+   specification; the server does not export them, InnoDB defines its own in trx0xa.h). */
+static constexpr int RIPTIDE_XA_OK= 0;
+static constexpr int RIPTIDE_XAER_RMERR= -3;
+static constexpr int RIPTIDE_XAER_NOTA= -4;
+
+static int riptide_prepare(handlerton *, THD *thd, bool all)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->txn)
+    return 0;
+  /* The end of a statement inside a transaction: nothing to prepare yet (commit(all=false)
+     follows and keeps the statement's writes). */
+  if (!all && in_multi_statement(thd))
+    return 0;
+  drop_iterators(trx);
+  if (trx->stmt_savepoint)
+  {
+    trx->stmt_savepoint= false;
+    pop_savepoint(trx, false);
+  }
+  MYSQL_XID xid;
+  thd_get_xid(thd, &xid);
+  long glen= xid.gtrid_length, blen= xid.bqual_length;
+  if (glen < 0 || blen < 0 || glen + blen > long(sizeof xid.data))
+  {
+    sql_print_error("RIPTIDE: XA PREPARE: malformed XID (gtrid %ld, bqual %ld bytes)", glen,
+                    blen);
+    return HA_ERR_INTERNAL_ERROR;
+  }
+  char *err= nullptr;
+  riptide_status_t st=
+      riptide_hsession_prepare(trx->txn, int32_t(xid.formatID), xid.data, size_t(glen),
+                               xid.data + glen, size_t(blen), &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: prepare failed: %s", msg.c_str());
+    sql_print_warning("RIPTIDE: prepare failed: %s", msg.c_str());
+    return st == RIPTIDE_CONFLICT || st == RIPTIDE_DEADLOCK ? HA_ERR_LOCK_DEADLOCK
+           : st == RIPTIDE_TIMED_OUT                       ? HA_ERR_LOCK_WAIT_TIMEOUT
+                                                           : HA_ERR_INTERNAL_ERROR;
+  }
+  return 0;
+}
+
+/* Commits or rolls back the prepared transaction `xid` of no live connection. */
+static int finish_by_xid(XID *xid, bool commit)
+{
+  if (!riptide_db || !xid || xid->gtrid_length < 0 || xid->bqual_length < 0 ||
+      xid->gtrid_length + xid->bqual_length > long(sizeof xid->data))
+    return RIPTIDE_XAER_NOTA;
+  char *err= nullptr;
+  riptide_status_t st=
+      (commit ? riptide_commit_prepared : riptide_rollback_prepared)(
+          riptide_db, int32_t(xid->formatID), xid->data, size_t(xid->gtrid_length),
+          xid->data + xid->gtrid_length, size_t(xid->bqual_length), &err);
+  if (st == RIPTIDE_OK)
+    return RIPTIDE_XA_OK;
+  std::string msg= riptide_take_message(st, err);
+  if (st == RIPTIDE_NOT_FOUND)
+    return RIPTIDE_XAER_NOTA;
+  sql_print_error("RIPTIDE: XA %s: %s", commit ? "COMMIT" : "ROLLBACK", msg.c_str());
+  return RIPTIDE_XAER_RMERR;
+}
+
+static int riptide_commit_by_xid(handlerton *, XID *xid) { return finish_by_xid(xid, true); }
+
+static int riptide_rollback_by_xid(handlerton *, XID *xid) { return finish_by_xid(xid, false); }
+
+/* XIDs recover() returned already: the server calls it until it returns fewer than `len`,
+   and the ones it keeps prepared (external XA) would otherwise come back each time. */
+static std::set<std::string> recovered_xids;
+
+static int riptide_recover(handlerton *, XID *xid_list, uint len)
+{
+  if (!riptide_db || !xid_list || !len)
+    return 0;
+  riptide_xid_t *xids= nullptr;
+  size_t count= 0;
+  char *err= nullptr;
+  riptide_status_t st= riptide_prepared_list(riptide_db, &xids, &count, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: listing prepared transactions: %s",
+                    riptide_take_message(st, err).c_str());
+    return 0;
+  }
+  uint got= 0;
+  for (size_t i= 0; i < count && got < len; i++)
+  {
+    const riptide_xid_t &x= xids[i];
+    if (x.gtrid_len > sizeof x.gtrid || x.bqual_len > sizeof x.bqual ||
+        x.gtrid_len + x.bqual_len > sizeof xid_list[got].data)
+      continue;
+    std::string id= std::to_string(x.format_id) + ":" +
+                    std::string(reinterpret_cast<const char *>(x.gtrid), x.gtrid_len) + ":" +
+                    std::string(reinterpret_cast<const char *>(x.bqual), x.bqual_len);
+    if (!recovered_xids.insert(id).second)
+      continue;
+    XID &out= xid_list[got++];
+    out.null();
+    out.formatID= x.format_id;
+    out.gtrid_length= long(x.gtrid_len);
+    out.bqual_length= long(x.bqual_len);
+    memcpy(out.data, x.gtrid, x.gtrid_len);
+    memcpy(out.data + x.gtrid_len, x.bqual, x.bqual_len);
+  }
+  riptide_free(xids);
+  return int(got);
+}
+
+static int riptide_close_connection(handlerton *, THD *thd)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (trx)
+  {
+    end_txn(trx);
+    /* riptide_kill_query runs under the connection's LOCK_thd_kill: not while the
+       Riptide_trx goes. */
+    mysql_mutex_lock(&thd->LOCK_thd_kill);
+    thd_set_ha_data(thd, riptide_hton, nullptr);
+    mysql_mutex_unlock(&thd->LOCK_thd_kill);
+    delete trx;
+  }
+  return 0;
+}
+
+/* SQL savepoints: `sv` holds the savepoint's id (0: set before the session began), which
+   Riptide_trx::savepoints finds in the session's savepoint stack. */
+static int riptide_savepoint_set(handlerton *, THD *thd, void *sv)
+{
+  Riptide_trx *trx= get_trx(thd);
+  if (!trx->txn)
+  {
+    *static_cast<uint64_t *>(sv)= 0;
+    return 0;
+  }
+  uint64_t id= ++trx->last_savepoint_id;
+  if (!push_savepoint(trx, id))
+    return HA_ERR_INTERNAL_ERROR;
+  *static_cast<uint64_t *>(sv)= id;
+  return 0;
+}
+
+/* Where SQL savepoint `id` is in the session's stack (SIZE_MAX: not there). */
+static size_t savepoint_index(const Riptide_trx *trx, uint64_t id)
+{
+  for (size_t i= trx->savepoints.size(); id && i-- > 0;)
+    if (trx->savepoints[i] == id)
+      return i;
+  return SIZE_MAX;
+}
+
+static int riptide_savepoint_rollback(handlerton *, THD *thd, void *sv)
+{
+  Riptide_trx *trx= get_trx(thd);
+  uint64_t id= *static_cast<uint64_t *>(sv);
+  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
+  if (at == SIZE_MAX)
+    return 0;
+  drop_iterators(trx);
+  while (trx->savepoints.size() > at + 1)
+    if (!pop_savepoint(trx, true))
+      return HA_ERR_INTERNAL_ERROR;
+  /* Undo the writes after the savepoint and keep the savepoint itself. */
+  if (!pop_savepoint(trx, true) || !push_savepoint(trx, id))
+    return HA_ERR_INTERNAL_ERROR;
+  return 0;
+}
+
+static bool riptide_savepoint_rollback_can_release_mdl(handlerton *, THD *) { return true; }
+
+/* RELEASE SAVEPOINT, and the server's release of an older savepoint of the same name when a
+   SAVEPOINT reuses it: only that savepoint goes, the ones set after it stay (InnoDB's
+   trx_release_savepoint_for_mysql). Releasing every later one too undid nothing wrong for
+   RELEASE, but after `SAVEPOINT a; SAVEPOINT b; SAVEPOINT a` a ROLLBACK TO b found b gone
+   and undid nothing. */
+static int riptide_savepoint_release(handlerton *, THD *thd, void *sv)
+{
+  Riptide_trx *trx= get_trx(thd);
+  uint64_t id= *static_cast<uint64_t *>(sv);
+  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
+  if (at == SIZE_MAX)
+    return 0;
+  if (at + 1 == trx->savepoints.size())
+    return pop_savepoint(trx, false) ? 0 : HA_ERR_INTERNAL_ERROR;
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_release_savepoint_at(trx->txn, at, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: release savepoint: %s", riptide_take_message(st, err).c_str());
+    return HA_ERR_INTERNAL_ERROR;
+  }
+  trx->savepoints.erase(trx->savepoints.begin() + at);
+  return 0;
+}
+
+/* START TRANSACTION WITH CONSISTENT SNAPSHOT: the connection's session begins now and
+   takes its snapshot now (not at the first read). As in InnoDB, only under REPEATABLE READ
+   (and SERIALIZABLE, which runs as it); other levels get a warning. */
+static int riptide_start_consistent_snapshot(handlerton *hton, THD *thd)
+{
+  Riptide_trx *trx= get_trx(thd);
+  int iso= thd_tx_isolation(thd);
+  if (iso != ISO_REPEATABLE_READ && iso != ISO_SERIALIZABLE)
+  {
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, HA_ERR_UNSUPPORTED,
+                        "RIPTIDE: WITH CONSISTENT SNAPSHOT was ignored because this phrase "
+                        "can only be used with REPEATABLE READ isolation level.");
+    return 0;
+  }
+  if (trx->txn && riptide_hsession_has_snapshot(trx->txn))
+    return 0;
+  if (trx->txn)
+  {
+    /* A session without a snapshot has read nothing: begin it again with one. */
+    char *err= nullptr;
+    riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: rollback: %s", riptide_take_message(st, err).c_str());
+    end_txn(trx);
+  }
+  char *err= nullptr;
+  riptide_status_t st= begin_trx(thd, trx, true, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    sql_print_error("RIPTIDE: START TRANSACTION WITH CONSISTENT SNAPSHOT: %s", msg.c_str());
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: cannot begin a transaction: %s", MYF(0),
+                    msg.c_str());
+    return 1;
+  }
+  trans_register_ha(thd, true, hton, 0);
+  return 0;
+}
+
+void riptide_transactions_init(handlerton *hton)
+{
+  hton->commit= riptide_commit;
+  hton->rollback= riptide_rollback;
+  hton->close_connection= riptide_close_connection;
+  hton->savepoint_offset= sizeof(uint64_t);
+  hton->savepoint_set= riptide_savepoint_set;
+  hton->savepoint_rollback= riptide_savepoint_rollback;
+  hton->savepoint_rollback_can_release_mdl= riptide_savepoint_rollback_can_release_mdl;
+  hton->savepoint_release= riptide_savepoint_release;
+  hton->prepare= riptide_prepare;
+  hton->commit_by_xid= riptide_commit_by_xid;
+  hton->rollback_by_xid= riptide_rollback_by_xid;
+  hton->recover= riptide_recover;
+  hton->start_consistent_snapshot= riptide_start_consistent_snapshot;
+  hton->kill_query= riptide_kill_query;
+}
