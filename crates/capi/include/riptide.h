@@ -17,6 +17,52 @@
 // Compare with `riptide_abi_version()` at run time.
 #define RIPTIDE_ABI_VERSION 1
 
+// Cursor mode (`riptide_hcursor_set_mode`): plain reads of the session's snapshot (the
+// default). Modes 0 to 4 have the values of the `RIPTIDE_ROW_LOCK_*` constants.
+#define RIPTIDE_HCURSOR_SNAPSHOT 0
+
+// Cursor mode: a locking read taking shared row locks (`LOCK IN SHARE MODE`, the source
+// rows of writing statements under REPEATABLE READ, SERIALIZABLE reads): the newest
+// committed entries merged with the session's own, each row locked, and under REPEATABLE
+// READ and SERIALIZABLE the gaps walked.
+#define RIPTIDE_HCURSOR_SHARED 1
+
+// Cursor mode: a locking read taking exclusive row locks (`FOR UPDATE`, UPDATE, DELETE).
+#define RIPTIDE_HCURSOR_EXCLUSIVE 2
+
+// Cursor mode: `RIPTIDE_HCURSOR_SHARED` that never waits (`LOCK IN SHARE MODE SKIP
+// LOCKED`): rows another session holds in a conflicting mode are stepped over.
+#define RIPTIDE_HCURSOR_SHARED_SKIP_LOCKED 3
+
+// Cursor mode: `RIPTIDE_HCURSOR_EXCLUSIVE` that never waits (`FOR UPDATE SKIP LOCKED`).
+#define RIPTIDE_HCURSOR_EXCLUSIVE_SKIP_LOCKED 4
+
+// Cursor mode: a long UNIQUE key's duplicate check (after `riptide_hsession_lock_value`):
+// the newest committed entries merged with the session's own, no gap locks, the rows found
+// read with a shared lock (MariaDB's INSERT).
+#define RIPTIDE_HCURSOR_CURRENT_SHARED 5
+
+// Cursor mode: as `RIPTIDE_HCURSOR_CURRENT_SHARED`, the rows found locked exclusively
+// (REPLACE, INSERT ... ON DUPLICATE KEY UPDATE: the statement goes on to change them).
+#define RIPTIDE_HCURSOR_CURRENT_EXCLUSIVE 6
+
+// Seek (`riptide_hcursor_seek`): the first entry at or after the tuple
+// (`HA_READ_KEY_EXACT`, `HA_READ_PREFIX`, `HA_READ_KEY_OR_NEXT`); the read goes forward.
+#define RIPTIDE_HSEEK_AT_OR_AFTER 0
+
+// Seek: the first entry after every entry that starts with the tuple
+// (`HA_READ_AFTER_KEY`); forward.
+#define RIPTIDE_HSEEK_AFTER 1
+
+// Seek: the last entry before every entry that starts with the tuple
+// (`HA_READ_BEFORE_KEY`); backward.
+#define RIPTIDE_HSEEK_BEFORE 2
+
+// Seek: the last entry that starts with the tuple, or else the last one before it
+// (`HA_READ_KEY_OR_PREV`, `HA_READ_PREFIX_LAST`, `HA_READ_PREFIX_LAST_OR_PREV`);
+// backward.
+#define RIPTIDE_HSEEK_AT_OR_BEFORE 3
+
 // Index kind `riptide_index_spec_t.kind`: the primary key (index 0).
 #define RIPTIDE_INDEX_PRIMARY 1
 
@@ -168,6 +214,13 @@ typedef struct riptide_db_t riptide_db_t;
 // `riptide_handler_destroy`. Thread-safe.
 typedef struct riptide_handler_t riptide_handler_t;
 
+// A cursor over one index of a table (opaque): made by `riptide_hcursor_create`, freed by
+// `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
+// outlives transactions (the session drops its iterator when the transaction ends, and
+// the next step goes on after the entry read last). One thread at a time, with sessions
+// of that thread.
+typedef struct riptide_hcursor_t riptide_hcursor_t;
+
 // An interrupter of one session's lock waits (opaque): made by
 // `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
 // `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
@@ -213,6 +266,27 @@ typedef struct riptide_txn_options_t riptide_txn_options_t;
 // (which rolls back an unfinished transaction; a prepared one stays prepared). Use it from
 // one thread at a time. Its writes are buffered and invisible to others until commit.
 typedef struct riptide_txn_t riptide_txn_t;
+
+// What a cursor read returns. The pointers are views into the cursor, valid until the
+// next call on it (or on its session).
+typedef struct riptide_hrow_t {
+    // Whether a row was found; the other fields are empty when not.
+    bool found;
+    // The primary key tuple (a hidden primary key: the 8-byte row id): the row's
+    // reference, as `riptide_hsession_get_row`, `_update`, `_delete` take it.
+    const char *pk;
+    // Length of `pk`.
+    size_t pk_len;
+    // The secondary key tuple of the entry (empty on the primary key).
+    const char *key;
+    // Length of `key`.
+    size_t key_len;
+    // The row bytes as written; NULL when the cursor reads keys only
+    // (`riptide_hcursor_set_keys_only`).
+    const char *row;
+    // Length of `row`.
+    size_t row_len;
+} riptide_hrow_t;
 
 // One index of a table being created.
 typedef struct riptide_index_spec_t {
@@ -458,6 +532,9 @@ size_t riptide_batch_count(const struct riptide_batch_t *batch);
 // `batch` is NULL or a live batch handle.
 size_t riptide_batch_size_in_bytes(const struct riptide_batch_t *batch);
 
+// Calls of the handler layer's C functions since the library was loaded (all threads).
+uint64_t riptide_handler_calls(void);
+
 // Creates the column family `name` (NUL-terminated UTF-8) and stores a handle to it in
 // `*cf`. `RIPTIDE_BUSY` if the name is taken.
 //
@@ -621,6 +698,171 @@ uint32_t riptide_abi_version(void);
 // 8 bytes): a larger put is refused with `RIPTIDE_INVALID_ARGUMENT` when it is made.
 size_t riptide_max_key_value_len(void);
 
+// Makes a cursor over index `index` of `table` (0: the primary or hidden key, then the
+// secondary indexes in order) in `RIPTIDE_HCURSOR_SNAPSHOT` mode, not positioned.
+// `RIPTIDE_INVALID_ARGUMENT` if the table has no such index.
+//
+// # Safety
+//
+// `table` NULL or live; `cursor` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hcursor_create(const struct riptide_htable_t *table,
+                                             size_t index,
+                                             struct riptide_hcursor_t **cursor,
+                                             char **errmsg);
+
+// Frees a cursor. NULL is a no-op.
+//
+// # Safety
+//
+// `cursor` is NULL or a live cursor not used afterwards.
+void riptide_hcursor_destroy(struct riptide_hcursor_t *cursor);
+
+// Sets how the following reads read (`RIPTIDE_HCURSOR_*`). A different mode drops the
+// cursor's iterator and forgets the rows the statement moved.
+//
+// # Safety
+//
+// `cursor` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hcursor_set_mode(struct riptide_hcursor_t *cursor,
+                                               int32_t mode,
+                                               char **errmsg);
+
+// Asks the cursor to return key tuples without reading rows (`riptide_hrow_t.row` NULL):
+// an index-only read whose columns the caller decodes from the tuples. Returns whether it
+// is granted: only for a secondary index in `RIPTIDE_HCURSOR_SNAPSHOT` mode, by a session
+// that has not written an entry of the index (once it has, an entry of its snapshot may
+// point to a row it has since changed: read rows and check them against their entries).
+// `want` false switches it off. False for NULL.
+//
+// # Safety
+//
+// `session` and `cursor` NULL or live.
+bool riptide_hcursor_set_keys_only(const struct riptide_hsession_t *session,
+                                   struct riptide_hcursor_t *cursor,
+                                   bool want);
+
+// Sets where the forward steps of a locking read end (MariaDB's `end_range`): after every
+// entry that starts with the tuple `(tuple, tuple_len)` (`inclusive`) or before the first
+// one; a NULL `tuple` (length 0): the end of the index. Under READ COMMITTED the read does
+// not lock the first entry past it (under REPEATABLE READ and SERIALIZABLE that entry is
+// next-key locked, as InnoDB does). Plain reads ignore it.
+//
+// # Safety
+//
+// `cursor` NULL or live; `tuple` NULL (length 0) or readable; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hcursor_set_range_end(struct riptide_hcursor_t *cursor,
+                                                    const char *tuple,
+                                                    size_t tuple_len,
+                                                    bool inclusive,
+                                                    char **errmsg);
+
+// Ends the statement's use of the cursor (MariaDB's `handler::reset`): drops its iterator,
+// forgets the rows the statement moved and the range end. The position stays. NULL is a
+// no-op.
+//
+// # Safety
+//
+// `cursor` NULL or live.
+void riptide_hcursor_reset(struct riptide_hcursor_t *cursor);
+
+// Positions on the entry `how` (`RIPTIDE_HSEEK_*`) and the key tuple `(tuple, tuple_len)`
+// name, and reads it into `*row` (`row->found` false when there is none). With `exact`,
+// only an entry that starts with the tuple counts (and a forward read ends after the
+// entries that do).
+//
+// # Safety
+//
+// `session` and `cursor` NULL or live and used by this thread alone; `tuple` NULL (length
+// 0) or readable; `row` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_hcursor_seek(struct riptide_hsession_t *session,
+                                           struct riptide_hcursor_t *cursor,
+                                           const char *tuple,
+                                           size_t tuple_len,
+                                           int32_t how,
+                                           bool exact,
+                                           struct riptide_hrow_t *row,
+                                           char **errmsg);
+
+// Positions on the first entry of the index and reads it into `*row`.
+//
+// # Safety
+//
+// `session` and `cursor` NULL or live and used by this thread alone; `row` and `errmsg`
+// NULL or writable.
+enum riptide_status_t riptide_hcursor_first(struct riptide_hsession_t *session,
+                                            struct riptide_hcursor_t *cursor,
+                                            struct riptide_hrow_t *row,
+                                            char **errmsg);
+
+// Positions on the last entry of the index and reads it into `*row`.
+//
+// # Safety
+//
+// As `riptide_hcursor_first`.
+enum riptide_status_t riptide_hcursor_last(struct riptide_hsession_t *session,
+                                           struct riptide_hcursor_t *cursor,
+                                           struct riptide_hrow_t *row,
+                                           char **errmsg);
+
+// Steps forward and reads the next entry into `*row` (the first one when the cursor is
+// not positioned yet); a locking read ends at its range end. With a `within` tuple (not
+// NULL), only an entry that starts with it counts (`row->found` is false otherwise) and a
+// locking read ends right after those entries (`index_next_same`).
+//
+// # Safety
+//
+// As `riptide_hcursor_seek`, with `within` for `tuple`.
+enum riptide_status_t riptide_hcursor_next(struct riptide_hsession_t *session,
+                                           struct riptide_hcursor_t *cursor,
+                                           const char *within,
+                                           size_t within_len,
+                                           struct riptide_hrow_t *row,
+                                           char **errmsg);
+
+// Steps backward and reads the previous entry into `*row` (the last one when the cursor
+// is not positioned yet). With a `within` tuple (not NULL), only an entry that starts with
+// it counts.
+//
+// # Safety
+//
+// As `riptide_hcursor_next`.
+enum riptide_status_t riptide_hcursor_prev(struct riptide_hsession_t *session,
+                                           struct riptide_hcursor_t *cursor,
+                                           const char *within,
+                                           size_t within_len,
+                                           struct riptide_hrow_t *row,
+                                           char **errmsg);
+
+// Reads the row with primary key tuple `(pk, pk_len)` through a cursor over the primary
+// key (index 0), locking it as the cursor's mode says, into `*row`, and positions the
+// cursor there: the next step goes on from that key whether or not the row exists (a
+// point read of a whole primary key, then `index_next`). `RIPTIDE_INVALID_ARGUMENT` on a
+// cursor over another index.
+//
+// # Safety
+//
+// As `riptide_hcursor_seek`, with `pk` for `tuple`.
+enum riptide_status_t riptide_hcursor_get(struct riptide_hsession_t *session,
+                                          struct riptide_hcursor_t *cursor,
+                                          const char *pk,
+                                          size_t pk_len,
+                                          struct riptide_hrow_t *row,
+                                          char **errmsg);
+
+// MariaDB's `unlock_row` for the row the cursor read last: under READ COMMITTED (and READ
+// UNCOMMITTED), releases the locks that read took on it (its entry and its row) when the
+// statement does not want the row, if the open statement took them and the session has
+// not written the row; under REPEATABLE READ and SERIALIZABLE nothing goes. A no-op
+// without a locked current row.
+//
+// # Safety
+//
+// `session` and `cursor` NULL or live and used by this thread alone; `errmsg` NULL or
+// writable.
+enum riptide_status_t riptide_hcursor_unlock_current(struct riptide_hsession_t *session,
+                                                     struct riptide_hcursor_t *cursor,
+                                                     char **errmsg);
+
 // Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)
 // and stores it in `*handler`. The handler shares the database: free it before closing
 // the database, or the database closes only when the handler is freed.
@@ -775,129 +1017,6 @@ enum riptide_status_t riptide_handler_open_table(struct riptide_handler_t *handl
                                                  struct riptide_htable_t **table,
                                                  char **errmsg);
 
-// Releases a table handle. NULL is a no-op.
-//
-// # Safety
-//
-// `table` is NULL or a live table handle not used afterwards.
-void riptide_htable_release(struct riptide_htable_t *table);
-
-// Number of indexes of the table (the primary or hidden key included); 0 for NULL.
-//
-// # Safety
-//
-// `table` is NULL or live.
-size_t riptide_htable_index_count(const struct riptide_htable_t *table);
-
-// The version of the caller's key encoding the table was created with
-// (`riptide_handler_set_key_format`; 0 for tables created before it was recorded, and for
-// NULL).
-//
-// # Safety
-//
-// `table` is NULL or live.
-uint32_t riptide_htable_key_format(const struct riptide_htable_t *table);
-
-// Copies into `buf` (capacity `buf_len`) the bytes every key of index `index` starts with,
-// as iterators from `riptide_hsession_iter_create` return them (callers build seek targets
-// as these bytes + their key bytes), and their length into `*len`. `RIPTIDE_INVALID_ARGUMENT`
-// if `index` is out of range or `buf` too small.
-//
-// # Safety
-//
-// `table` NULL or live; `buf` NULL or writable for `buf_len` bytes; `len` and `errmsg` NULL
-// or writable.
-enum riptide_status_t riptide_htable_index_prefix(const struct riptide_htable_t *table,
-                                                  size_t index,
-                                                  char *buf,
-                                                  size_t buf_len,
-                                                  size_t *len,
-                                                  char **errmsg);
-
-// The table's row count estimate; 0 for NULL.
-//
-// # Safety
-//
-// `table` is NULL or live.
-uint64_t riptide_htable_row_estimate(const struct riptide_htable_t *table);
-
-// The next auto-increment value (for `SHOW CREATE TABLE`); 0 for NULL.
-//
-// # Safety
-//
-// `table` is NULL or live.
-uint64_t riptide_htable_autoinc_next(const struct riptide_htable_t *table);
-
-// Reserves `count` auto-increment values spaced by `increment`, the first congruent to
-// `offset`, and stores the first in `*first`. Never hands out a value twice, also across
-// crashes.
-//
-// # Safety
-//
-// `table` NULL or live; `first` and `errmsg` NULL or writable.
-enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable_t *table,
-                                                     uint64_t count,
-                                                     uint64_t offset,
-                                                     uint64_t increment,
-                                                     uint64_t *first,
-                                                     char **errmsg);
-
-// Keeps the next auto-increment value at most `max + 1` (`max`: the column's largest
-// value), so a failed out-of-range insert does not move it past the column's range. A NULL
-// `table` is ignored.
-//
-// # Safety
-//
-// `table` is NULL or live.
-void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t max);
-
-// Records an explicit value stored in the auto-increment column: later reservations
-// start above it.
-//
-// # Safety
-//
-// `table` NULL or live; `errmsg` NULL or writable.
-enum riptide_status_t riptide_htable_observe_autoinc(const struct riptide_htable_t *table,
-                                                     uint64_t value,
-                                                     char **errmsg);
-
-// A new hidden row id (tables without a primary key) in `*id`; the pk is its 8 bytes
-// big-endian. Never handed out twice, also across crashes.
-//
-// # Safety
-//
-// `table` NULL or live; `id` and `errmsg` NULL or writable.
-enum riptide_status_t riptide_htable_next_row_id(const struct riptide_htable_t *table,
-                                                 uint64_t *id,
-                                                 char **errmsg);
-
-// Counts keys of index `index` in `[lower, upper)` (relative to the index: no id prefix;
-// NULL `upper`: to the end of the index) in the newest committed state, up to `limit` (at
-// the limit: the larger of `limit` and a quarter of the row estimate), into `*count`.
-//
-// # Safety
-//
-// `table` NULL or live; bounds NULL (length 0) or readable; `count` and `errmsg` NULL or
-// writable.
-enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_t *table,
-                                                    size_t index,
-                                                    const char *lower,
-                                                    size_t lower_len,
-                                                    const char *upper,
-                                                    size_t upper_len,
-                                                    uint64_t limit,
-                                                    uint64_t *count,
-                                                    char **errmsg);
-
-// Splits a secondary index entry key (as a `riptide_hsession_iter_create` iterator returns
-// it) into its primary key: `*pk_offset` and `*pk_len` locate the pk inside `key`. Returns
-// false (and sets both to 0) if the key is not a well-formed entry.
-//
-// # Safety
-//
-// `(key, key_len)` readable; `pk_offset` and `pk_len` NULL or writable.
-bool riptide_handler_entry_pk(const char *key, size_t key_len, size_t *pk_offset, size_t *pk_len);
-
 // Begins a session (one pessimistic transaction) with `isolation` (`RIPTIDE_HISO_*`) and
 // a lock wait limit of `lock_timeout_ms` (0: the default, 50 s). Under repeatable read the
 // snapshot is taken at the first read (`riptide_hsession_begin_snapshot` takes it at once).
@@ -932,19 +1051,6 @@ enum riptide_status_t riptide_hsession_begin_snapshot(struct riptide_handler_t *
 //
 // `session` NULL or live.
 bool riptide_hsession_has_snapshot(const struct riptide_hsession_t *session);
-
-// Whether the session has put or deleted an entry of secondary index `index` (>= 1) of
-// `table` and not rolled it back; false for NULL or an index that is not secondary. While
-// it has not, an index-only read may take its rows from the index entries; once it has, an
-// entry of the session's snapshot can point to a row the session has since changed, so each
-// row must be read and checked against its entry.
-//
-// # Safety
-//
-// `session` and `table` NULL or live.
-bool riptide_hsession_wrote_index(const struct riptide_hsession_t *session,
-                                  const struct riptide_htable_t *table,
-                                  size_t index);
 
 // Makes an interrupter of the session's lock waits in `*interrupter` (MariaDB's `KILL
 // QUERY`, a shutdown): `riptide_hinterrupt_fire` on it makes the session's current lock
@@ -1064,76 +1170,73 @@ enum riptide_status_t riptide_hsession_prepare(struct riptide_hsession_t *sessio
 // As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_rollback(struct riptide_hsession_t *session, char **errmsg);
 
-// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
+// Begins a statement inside a multi-statement transaction: the session sets the
+// statement's savepoint, so that `riptide_hsession_end_statement(.., false)` undoes the
+// statement alone (its writes and the locks it took). A no-op while a statement is open
+// (MariaDB begins the statement once per table it locks). In autocommit no statement is
+// begun: the transaction is the statement. The session also decides from it which row
+// locks a statement took (`riptide_hsession_unlock_row`, `riptide_hcursor_unlock_current`).
 //
 // # Safety
 //
-// As `riptide_hsession_commit`.
-enum riptide_status_t riptide_hsession_set_savepoint(struct riptide_hsession_t *session,
-                                                     char **errmsg);
-
-// Undoes everything since the newest savepoint and removes it (`RIPTIDE_NOT_FOUND` if
-// none). Row locks taken after it are released.
-//
-// # Safety
-//
-// As `riptide_hsession_commit`.
-enum riptide_status_t riptide_hsession_rollback_to_savepoint(struct riptide_hsession_t *session,
-                                                             char **errmsg);
-
-// Forgets the newest savepoint, keeping its writes (`RIPTIDE_NOT_FOUND` if none).
-//
-// # Safety
-//
-// As `riptide_hsession_commit`.
-enum riptide_status_t riptide_hsession_release_savepoint(struct riptide_hsession_t *session,
-                                                         char **errmsg);
-
-// Releases the savepoint at `index` (0: the oldest open one) without undoing anything and
-// keeps the savepoints set after it (MariaDB: a `SAVEPOINT` that reuses a name releases
-// only the older savepoint of that name). `RIPTIDE_NOT_FOUND` if fewer than `index + 1`
-// savepoints are open.
-//
-// # Safety
-//
-// `session` is NULL or a live session; `errmsg` is NULL or writable.
-enum riptide_status_t riptide_hsession_release_savepoint_at(struct riptide_hsession_t *session,
-                                                            size_t index,
-                                                            char **errmsg);
-
-// Begins a statement (pushes its savepoint).
-//
-// # Safety
-//
-// As `riptide_hsession_commit`.
+// `session` NULL or live; `errmsg` NULL or writable.
 enum riptide_status_t riptide_hsession_begin_statement(struct riptide_hsession_t *session,
                                                        char **errmsg);
 
-// Ends the open statement: keeps (`success`) or undoes its writes. No-op without one.
+// Ends the open statement: keeps its writes (`success`) or undoes them (and the
+// savepoints and locks taken since it began). A no-op without one.
 //
 // # Safety
 //
-// As `riptide_hsession_commit`.
+// `session` NULL or live; `errmsg` NULL or writable.
 enum riptide_status_t riptide_hsession_end_statement(struct riptide_hsession_t *session,
                                                      bool success,
                                                      char **errmsg);
 
-// Number of open savepoints; 0 for NULL.
+// SQL `SAVEPOINT`: sets a savepoint the caller names `id` (MariaDB: one number per
+// savepoint it keeps).
 //
 // # Safety
 //
-// `session` NULL or live.
-size_t riptide_hsession_savepoint_depth(const struct riptide_hsession_t *session);
+// `session` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_savepoint_set(struct riptide_hsession_t *session,
+                                                     uint64_t id,
+                                                     char **errmsg);
 
-// Inserts a row: primary key `pk` (for a hidden-pk table: `riptide_htable_next_row_id`'s
-// id, 8 bytes big-endian), one key per secondary index in order, and the row bytes.
-// `RIPTIDE_DUPLICATE_KEY` with `*dup_index` (0: the primary key) when the primary key or
-// a unique key without NULL parts exists.
+// SQL `ROLLBACK TO SAVEPOINT`: undoes everything since savepoint `id` (the savepoints set
+// after it go; `id` stays), releasing the row locks taken since. `RIPTIDE_NOT_FOUND` if no
+// open savepoint has that id.
 //
 // # Safety
 //
-// `session` NULL or live; `table` NULL or live; every byte string readable; `keys` NULL
-// (with `nkeys` 0) or `nkeys` readable keys; `dup_index` and `errmsg` NULL or writable.
+// `session` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_savepoint_rollback(struct riptide_hsession_t *session,
+                                                          uint64_t id,
+                                                          char **errmsg);
+
+// SQL `RELEASE SAVEPOINT` (and MariaDB's release of an older savepoint of a name a new
+// `SAVEPOINT` reuses): forgets savepoint `id`, keeping its writes and the savepoints set
+// after it. `RIPTIDE_NOT_FOUND` if no open savepoint has that id.
+//
+// # Safety
+//
+// `session` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_hsession_savepoint_release(struct riptide_hsession_t *session,
+                                                         uint64_t id,
+                                                         char **errmsg);
+
+// Inserts a row: its primary key tuple `pk`, one key tuple per secondary index in order,
+// and the row bytes. A table without a primary key (`RIPTIDE_INDEX_HIDDEN_PK`) takes no
+// `pk` (NULL, 0): the session allocates a new hidden row id, never handed out before (also
+// across crashes), and writes its 8 bytes, the row's reference, to `hidden_ref` (may be
+// NULL). `RIPTIDE_DUPLICATE_KEY` with `*dup_index` (0: the primary key) when the primary
+// key or a unique key without NULL parts exists.
+//
+// # Safety
+//
+// `session` and `table` NULL or live; every byte string readable; `keys` NULL (with
+// `nkeys` 0) or `nkeys` readable keys; `hidden_ref` NULL or writable for 8 bytes;
+// `dup_index` and `errmsg` NULL or writable.
 enum riptide_status_t riptide_hsession_insert(struct riptide_hsession_t *session,
                                               const struct riptide_htable_t *table,
                                               const char *pk,
@@ -1142,16 +1245,19 @@ enum riptide_status_t riptide_hsession_insert(struct riptide_hsession_t *session
                                               size_t nkeys,
                                               const char *row,
                                               size_t row_len,
+                                              uint8_t *hidden_ref,
                                               size_t *dup_index,
                                               char **errmsg);
 
 // Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`); both key
 // arrays have `nkeys` entries. Unchanged secondary entries are not rewritten. Duplicates
-// as `riptide_hsession_insert`.
+// as `riptide_hsession_insert`. `scan` is the cursor the statement reads the table with
+// (NULL: none): when the row's entry in the cursor's index moves, the cursor does not
+// return the row again (an UPDATE of a key the scan reads: the Halloween problem).
 //
 // # Safety
 //
-// As `riptide_hsession_insert`.
+// As `riptide_hsession_insert`; `scan` NULL or a live cursor used by this thread alone.
 enum riptide_status_t riptide_hsession_update(struct riptide_hsession_t *session,
                                               const struct riptide_htable_t *table,
                                               const char *old_pk,
@@ -1163,10 +1269,12 @@ enum riptide_status_t riptide_hsession_update(struct riptide_hsession_t *session
                                               size_t nkeys,
                                               const char *row,
                                               size_t row_len,
+                                              struct riptide_hcursor_t *scan,
                                               size_t *dup_index,
                                               char **errmsg);
 
-// Deletes the row `pk` whose secondary keys are `keys` (`nkeys`, one per secondary index).
+// Deletes the row `pk` whose secondary key tuples are `keys` (`nkeys`, one per secondary
+// index).
 //
 // # Safety
 //
@@ -1202,90 +1310,23 @@ enum riptide_status_t riptide_hsession_get_row(struct riptide_hsession_t *sessio
                                                bool *found,
                                                char **errmsg);
 
-// InnoDB's `unlock_row`: under READ COMMITTED (and READ UNCOMMITTED), releases the row
-// locks of the row a locking read returned last when the statement did not want it: the
-// lock on primary key `(pk, pk_len)` of `table` and, for a row reached through secondary
-// index `index` (> 0), the lock on its entry `(entry, entry_len)` (the iterator's key;
-// NULL with length 0 for none). Only locks first taken since savepoint depth `since` (the
-// session's savepoint depth right after the statement's own savepoint was set, 0 when the
-// statement has none) and on keys the session has not written go; under REPEATABLE READ
-// and SERIALIZABLE nothing does. Stores how many locks were released in `*released` (if
-// not NULL).
+// InnoDB's `unlock_row` for a row read by primary key (`riptide_hsession_get_row`): under
+// READ COMMITTED (and READ UNCOMMITTED), releases the lock on the row `(pk, pk_len)` of
+// `table` when the statement did not want the row, if the open statement took it (with no
+// statement open: any lock) and the session has not written the row; under REPEATABLE
+// READ and SERIALIZABLE nothing goes. Rows a cursor returned: `riptide_hcursor_unlock_current`.
+// Stores how many locks were released in `*released` (may be NULL).
 //
 // # Safety
 //
-// `session` and `table` NULL or live; `entry` NULL (with length 0) or readable; `pk`
-// readable; `released` and `errmsg` NULL or writable.
+// `session` and `table` NULL or live; `pk` readable; `released` and `errmsg` NULL or
+// writable.
 enum riptide_status_t riptide_hsession_unlock_row(struct riptide_hsession_t *session,
                                                   const struct riptide_htable_t *table,
-                                                  size_t index,
-                                                  const char *entry,
-                                                  size_t entry_len,
                                                   const char *pk,
                                                   size_t pk_len,
-                                                  size_t since,
                                                   size_t *released,
                                                   char **errmsg);
-
-// Creates a transaction iterator over index `index` of `table` as the session sees it
-// (keys start with the 4-byte index id; primary entries hold the row; secondary entries
-// are empty, locate their pk with `riptide_handler_entry_pk`). Use the `riptide_txn_iter_*`
-// functions on it; destroy it before the session.
-//
-// # Safety
-//
-// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
-enum riptide_status_t riptide_hsession_iter_create(struct riptide_hsession_t *session,
-                                                   const struct riptide_htable_t *table,
-                                                   size_t index,
-                                                   struct riptide_txn_iter_t **iter,
-                                                   char **errmsg);
-
-// Like `riptide_hsession_iter_create`, for a *locking read* when `lock` is
-// `RIPTIDE_ROW_LOCK_SHARED` or `RIPTIDE_ROW_LOCK_EXCLUSIVE` (`FOR UPDATE`, `LOCK IN SHARE
-// MODE`, SERIALIZABLE reads, the source scans of `INSERT ... SELECT`, `UPDATE`, `DELETE`):
-// the iterator reads the newest committed entries merged with the session's own, locks
-// each entry it stops on in that mode (waiting like a locking point read: a wait that
-// times out or would deadlock is the step's error) and, under REPEATABLE READ and
-// SERIALIZABLE, gap-locks the range it walks until the transaction ends, so other
-// sessions' inserts there wait. While it is open it also reserves the rest of the index.
-// `RIPTIDE_ROW_LOCK_NONE` makes a plain iterator.
-//
-// `RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED` / `RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED` make a
-// `SKIP LOCKED` iterator, which never waits: entries whose lock another session holds in a
-// conflicting mode, and other sessions' uncommitted inserts, are stepped over (neither
-// returned nor locked); the entries it returns are locked in that mode. Gaps are locked as
-// by the waiting modes (REPEATABLE READ and SERIALIZABLE: the walked range, skipped
-// entries and the gaps around them included, until the transaction ends; READ COMMITTED:
-// none), since a gap lock never makes the scan itself wait, only other sessions' inserts.
-// InnoDB takes next-key locks on the records it returns and nothing for a record it
-// skips, so this holds slightly more (inserts right next to a skipped entry wait too).
-// Read each entry's row with `riptide_hsession_get_row` in the same skip-locked mode, so
-// that the row read does not wait either.
-//
-// # Safety
-//
-// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
-enum riptide_status_t riptide_hsession_iter_create_locking(struct riptide_hsession_t *session,
-                                                           const struct riptide_htable_t *table,
-                                                           size_t index,
-                                                           int32_t lock,
-                                                           struct riptide_txn_iter_t **iter,
-                                                           char **errmsg);
-
-// Like `riptide_hsession_iter_create`, but the iterator reads the newest committed entries
-// merged with the session's own, whatever the session's snapshot, and locks nothing. With
-// `riptide_hsession_lock_value` first it is the duplicate check of a MariaDB long UNIQUE
-// key (the server's index read of the key's hash).
-//
-// # Safety
-//
-// `session` and `table` NULL or live; `iter` and `errmsg` NULL or writable.
-enum riptide_status_t riptide_hsession_iter_create_current(struct riptide_hsession_t *session,
-                                                           const struct riptide_htable_t *table,
-                                                           size_t index,
-                                                           struct riptide_txn_iter_t **iter,
-                                                           char **errmsg);
 
 // Locks the value `(key, key_len)` (the secondary key bytes, without the index id) of
 // secondary index `index` of `table` exclusively until the session's transaction ends,
@@ -1327,6 +1368,100 @@ enum riptide_status_t riptide_hsession_check_table(struct riptide_hsession_t *se
                                                    uint64_t *problems,
                                                    char **report,
                                                    char **errmsg);
+
+// Releases a table handle. NULL is a no-op.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle not used afterwards.
+void riptide_htable_release(struct riptide_htable_t *table);
+
+// Number of indexes of the table (the primary or hidden key included); 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+size_t riptide_htable_index_count(const struct riptide_htable_t *table);
+
+// The version of the caller's key encoding the table was created with
+// (`riptide_handler_set_key_format`; 0 for tables created before it was recorded, and for
+// NULL).
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint32_t riptide_htable_key_format(const struct riptide_htable_t *table);
+
+// The table's row count estimate; 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint64_t riptide_htable_row_estimate(const struct riptide_htable_t *table);
+
+// The next auto-increment value (for `SHOW CREATE TABLE`); 0 for NULL.
+//
+// # Safety
+//
+// `table` is NULL or live.
+uint64_t riptide_htable_autoinc_next(const struct riptide_htable_t *table);
+
+// Reserves `count` auto-increment values spaced by `increment`, the first congruent to
+// `offset`, and stores the first in `*first`. Never hands out a value twice, also across
+// crashes.
+//
+// # Safety
+//
+// `table` NULL or live; `first` and `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable_t *table,
+                                                     uint64_t count,
+                                                     uint64_t offset,
+                                                     uint64_t increment,
+                                                     uint64_t *first,
+                                                     char **errmsg);
+
+// Keeps the next auto-increment value at most `max + 1` (`max`: the column's largest
+// value), so a failed out-of-range insert does not move it past the column's range. A NULL
+// `table` is ignored.
+//
+// # Safety
+//
+// `table` is NULL or live.
+void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t max);
+
+// Records an explicit value stored in the auto-increment column: later reservations
+// start above it.
+//
+// # Safety
+//
+// `table` NULL or live; `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_observe_autoinc(const struct riptide_htable_t *table,
+                                                     uint64_t value,
+                                                     char **errmsg);
+
+// Counts the entries of index `index` in a range of key tuples (MariaDB's
+// `records_in_range`), in the newest committed state, up to `limit` (at the limit: the
+// larger of `limit` and a quarter of the row estimate), into `*count`. The range starts at
+// the first entry at or (`lower_after`) past every entry that starts with the tuple
+// `lower` (NULL: the start of the index) and ends before the first entry at or
+// (`upper_inclusive`) past every entry that starts with `upper` (NULL: the end of the
+// index).
+//
+// # Safety
+//
+// `table` NULL or live; `lower` and `upper` NULL (length 0) or readable; `count` and
+// `errmsg` NULL or writable.
+enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_t *table,
+                                                    size_t index,
+                                                    const char *lower,
+                                                    size_t lower_len,
+                                                    bool lower_after,
+                                                    const char *upper,
+                                                    size_t upper_len,
+                                                    bool upper_inclusive,
+                                                    uint64_t limit,
+                                                    uint64_t *count,
+                                                    char **errmsg);
 
 // `ANALYZE TABLE`: counts the table's rows (newest committed state), makes the count the
 // row estimate (`riptide_htable_row_estimate`) and persists it; the count in `*rows`

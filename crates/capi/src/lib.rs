@@ -25,11 +25,16 @@
 #![allow(clippy::too_many_arguments)]
 
 mod batch;
+mod calls;
 mod cf;
 mod cursor;
 mod db;
 mod ffi_util;
-mod handler_api;
+mod handler_cursor;
+mod handler_engine;
+mod handler_session;
+mod handler_table;
+mod handler_util;
 mod iter;
 mod kv;
 mod logging;
@@ -44,9 +49,13 @@ mod txn_options;
 mod xid;
 
 pub use batch::*;
+pub use calls::riptide_handler_calls;
 pub use cf::*;
 pub use db::*;
-pub use handler_api::*;
+pub use handler_cursor::*;
+pub use handler_engine::*;
+pub use handler_session::*;
+pub use handler_table::*;
 pub use iter::*;
 pub use kv::*;
 pub use logging::*;

@@ -82,6 +82,7 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
                 1,
                 c"row".as_ptr(),
                 3,
+                null_mut(),
                 &mut dup,
                 &mut err,
             ),
@@ -96,6 +97,7 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
             1,
             null(),
             0,
+            null_mut(),
             &mut dup,
             &mut err,
         );
@@ -115,28 +117,62 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
                 1,
                 c"row".as_ptr(),
                 3,
+                null_mut(),
                 &mut dup,
                 &mut err,
             ),
             err,
         );
-        // Read back through the secondary index.
-        let mut it = null_mut();
+        // Read back through the secondary index, by its key tuple: one call per row, the
+        // entry decoded into (key tuple, primary key) and the row read.
+        let mut cur = null_mut();
+        check(riptide_hcursor_create(tab, 1, &mut cur, &mut err), err);
+        let mut row = std::mem::zeroed::<riptide_hrow_t>();
         check(
-            riptide_hsession_iter_create(s, tab, 1, &mut it, &mut err),
+            riptide_hcursor_seek(
+                s,
+                cur,
+                c"a".as_ptr(),
+                1,
+                RIPTIDE_HSEEK_AT_OR_AFTER,
+                true,
+                &mut row,
+                &mut err,
+            ),
             err,
         );
-        check(riptide_txn_iter_seek_to_first(it, &mut err), err);
-        assert!(riptide_txn_iter_valid(it));
-        let mut klen = 0;
-        let k = riptide_txn_iter_key(it, &mut klen);
-        let (mut off, mut len) = (0, 0);
-        assert!(riptide_handler_entry_pk(k, klen, &mut off, &mut len));
-        assert_eq!(
-            std::slice::from_raw_parts(k.add(off).cast::<u8>(), len),
-            b"1"
+        assert!(row.found);
+        let bytes_of = |p: *const c_char, n: usize| std::slice::from_raw_parts(p.cast::<u8>(), n);
+        assert_eq!(bytes_of(row.pk, row.pk_len), b"1");
+        assert_eq!(bytes_of(row.key, row.key_len), b"a");
+        assert_eq!(bytes_of(row.row, row.row_len), b"row");
+        let calls = riptide_handler_calls();
+        check(
+            riptide_hcursor_next(s, cur, null(), 0, &mut row, &mut err),
+            err,
         );
-        riptide_txn_iter_destroy(it);
+        assert!(!row.found);
+        assert!(riptide_handler_calls() > calls);
+        // Past the only key: an exact seek of another value finds nothing.
+        check(
+            riptide_hcursor_seek(
+                s,
+                cur,
+                c"b".as_ptr(),
+                1,
+                RIPTIDE_HSEEK_AT_OR_AFTER,
+                true,
+                &mut row,
+                &mut err,
+            ),
+            err,
+        );
+        assert!(!row.found);
+        let st = riptide_hcursor_seek(s, cur, null(), 0, 9, false, &mut row, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        riptide_hcursor_destroy(cur);
         let (mut v, mut vlen, mut found) = (null_mut(), 0, false);
         check(
             riptide_hsession_get_row(
@@ -167,7 +203,19 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
         assert_eq!(riptide_htable_autoinc_next(tab), 4);
         let mut n = 0;
         check(
-            riptide_htable_estimate_range(tab, 1, null(), 0, null(), 0, 100, &mut n, &mut err),
+            riptide_htable_estimate_range(
+                tab,
+                1,
+                null(),
+                0,
+                false,
+                null(),
+                0,
+                false,
+                100,
+                &mut n,
+                &mut err,
+            ),
             err,
         );
         assert_eq!(n, 1);
@@ -304,6 +352,7 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
                     row.as_ptr(),
                     1,
                     null_mut(),
+                    null_mut(),
                     &mut err,
                 ),
                 err,
@@ -369,6 +418,7 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
                 c"z".as_ptr(),
                 1,
                 null_mut(),
+                null_mut(),
                 &mut err,
             ),
             err,
@@ -423,7 +473,19 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
         check(riptide_htable_compact(tab, &mut err), err);
         let mut n = 0;
         check(
-            riptide_htable_estimate_range(tab, 1, null(), 0, null(), 0, 100, &mut n, &mut err),
+            riptide_htable_estimate_range(
+                tab,
+                1,
+                null(),
+                0,
+                false,
+                null(),
+                0,
+                false,
+                100,
+                &mut n,
+                &mut err,
+            ),
             err,
         );
         assert_eq!(n, 2);
@@ -482,6 +544,7 @@ fn a_prepared_session_is_listed_and_committed_by_xid_through_the_c_abi() {
                 0,
                 c"row".as_ptr(),
                 3,
+                null_mut(),
                 &mut dup,
                 &mut err,
             ),

@@ -1,6 +1,6 @@
 //! Lock waits through the handler ABI: `riptide_hsession_set_lock_timeout` (`NOWAIT`, `WAIT
 //! n`), the `SKIP LOCKED` lock modes of `riptide_hsession_get_row` (`RIPTIDE_BUSY`) and
-//! `riptide_hsession_iter_create_locking`, interrupting a wait
+//! `riptide_hcursor_set_mode`, interrupting a wait
 //! (`riptide_hsession_interrupter`, `riptide_hinterrupt_fire`,
 //! `riptide_hsession_clear_interrupt`), and `riptide_handler_wait_prepared`.
 
@@ -21,9 +21,8 @@ use common::{TABLE, TestHandler, check, expect};
 use riptide_capi::*;
 use riptide_status_t::{RIPTIDE_BUSY, RIPTIDE_INTERRUPTED, RIPTIDE_OK, RIPTIDE_TIMED_OUT};
 
-/// The pks a locking iterator of `s` over index `index` in `lock` mode returns, reading
-/// each row by primary key in the same mode (rows reported `RIPTIDE_BUSY` are skipped), as
-/// the MariaDB handler does.
+/// The pks a cursor of `s` over index `index` in `lock` mode (a `RIPTIDE_HCURSOR_*` mode;
+/// `SKIP LOCKED` modes step over the rows other sessions hold) returns, checking each row.
 fn locking_scan(
     t: &TestHandler,
     s: *mut riptide_hsession_t,
@@ -31,38 +30,29 @@ fn locking_scan(
     lock: i32,
 ) -> Vec<Vec<u8>> {
     let mut err = null_mut();
-    let mut it = null_mut();
+    let mut cur = null_mut();
     let mut out = Vec::new();
-    // SAFETY: `s` and `t.tab` are live; `it` is destroyed before the session.
+    // SAFETY: `s` and `t.tab` are live; `cur` is destroyed before the session, and each
+    // row's views are read before the next call on the cursor.
     unsafe {
         check(
-            riptide_hsession_iter_create_locking(s, t.tab, index, lock, &mut it, &mut err),
+            riptide_hcursor_create(t.tab, index, &mut cur, &mut err),
             err,
         );
-        check(riptide_txn_iter_seek_to_first(it, &mut err), err);
-        while riptide_txn_iter_valid(it) {
-            let mut klen = 0;
-            let k = riptide_txn_iter_key(it, &mut klen);
-            let key = std::slice::from_raw_parts(k.cast::<u8>(), klen);
-            let pk = if index == 0 {
-                key[4..].to_vec()
-            } else {
-                let (mut off, mut len) = (0, 0);
-                assert!(riptide_handler_entry_pk(k, klen, &mut off, &mut len));
-                key[off..off + len].to_vec()
-            };
-            let (st, row, msg) = t.get_row(s, &pk, lock);
-            match st {
-                RIPTIDE_OK => {
-                    assert_eq!(row.as_deref(), Some(&b"row"[..]));
-                    out.push(pk);
-                }
-                RIPTIDE_BUSY => assert!(msg.contains("skip locked"), "{msg}"),
-                other => panic!("{other:?}: {msg}"),
-            }
-            check(riptide_txn_iter_next(it, &mut err), err);
+        check(riptide_hcursor_set_mode(cur, lock, &mut err), err);
+        let mut row = std::mem::zeroed::<riptide_hrow_t>();
+        check(riptide_hcursor_first(s, cur, &mut row, &mut err), err);
+        while row.found {
+            let pk = std::slice::from_raw_parts(row.pk.cast::<u8>(), row.pk_len).to_vec();
+            let bytes = std::slice::from_raw_parts(row.row.cast::<u8>(), row.row_len);
+            assert_eq!(bytes, b"row");
+            out.push(pk);
+            check(
+                riptide_hcursor_next(s, cur, null(), 0, &mut row, &mut err),
+                err,
+            );
         }
-        riptide_txn_iter_destroy(it);
+        riptide_hcursor_destroy(cur);
     }
     out
 }

@@ -9,7 +9,7 @@ mod common;
 
 use std::ptr::{null, null_mut};
 
-use common::{TestDb, expect};
+use common::{TestDb, check, expect};
 use riptide_capi::*;
 use riptide_status_t::RIPTIDE_INVALID_ARGUMENT as INVALID;
 
@@ -179,10 +179,24 @@ fn lock_wait_functions_refuse_null_and_unknown_lock_modes() {
         let (st, _, msg) = t.get_row(s, b"1", 5);
         assert_eq!(st, INVALID);
         assert!(msg.contains("lock 5"), "{msg}");
-        let mut it = null_mut();
-        let st = riptide_hsession_iter_create_locking(s, t.tab, 0, -1, &mut it, &mut err);
-        expect(st, err, INVALID, "lock -1");
-        assert!(it.is_null());
+        let mut cur = null_mut();
+        let st = riptide_hcursor_create(t.tab, 9, &mut cur, &mut err);
+        expect(st, err, INVALID, "index #9");
+        assert!(cur.is_null());
+        check(riptide_hcursor_create(t.tab, 0, &mut cur, &mut err), err);
+        let st = riptide_hcursor_set_mode(cur, -1, &mut err);
+        expect(st, err, INVALID, "mode -1");
+        let mut row = std::mem::zeroed::<riptide_hrow_t>();
+        let st = riptide_hcursor_next(null_mut(), cur, null(), 0, &mut row, &mut err);
+        expect(st, err, INVALID, "`session`");
+        let st = riptide_hcursor_next(s, cur, null(), 0, null_mut(), &mut err);
+        expect(st, err, INVALID, "`row`");
+        let st = riptide_hcursor_get(s, cur, null(), 4, &mut row, &mut err);
+        expect(st, err, INVALID, "`pk`");
+        assert!(!riptide_hcursor_set_keys_only(null(), cur, true));
+        riptide_hcursor_reset(null_mut());
+        riptide_hcursor_destroy(cur);
+        riptide_hcursor_destroy(null_mut());
         // NULL is a no-op for the functions that return nothing.
         riptide_hinterrupt_fire(null());
         riptide_hinterrupt_destroy(null_mut());

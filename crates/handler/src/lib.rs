@@ -37,6 +37,7 @@
 //! ```
 
 mod check;
+mod cursor;
 mod engine;
 mod error;
 mod format;
@@ -44,6 +45,7 @@ mod session;
 mod table;
 
 pub use check::{CheckProblem, CheckReport, KeysOf};
+pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;
 pub use error::{HandlerError, Result};
 pub use format::{

@@ -2,7 +2,7 @@
 //! operations that keep the primary key and every secondary index in step.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use riptide::{
@@ -10,6 +10,7 @@ use riptide::{
     TransactionOptions, TxnIterator,
 };
 
+use crate::cursor::{Cursor, IterSlot};
 use crate::error::{HandlerError, Result};
 use crate::format::{
     IndexKind, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
@@ -97,11 +98,14 @@ enum Own {
     SingleDeleted,
 }
 
-/// Lengths of the undo logs when a savepoint was set.
+/// Lengths of the undo logs when a savepoint was set, and the savepoint's name.
 #[derive(Debug, Clone, Copy)]
 struct Mark {
     undo: usize,
     deltas: usize,
+    /// An SQL savepoint's id ([`Session::set_named_savepoint`]); `None` for a statement's
+    /// or an unnamed one.
+    name: Option<u64>,
 }
 
 /// A connection's transaction. Row operations run inside it; `begin_statement` /
@@ -126,6 +130,9 @@ pub struct Session {
     /// Savepoint depth of the open statement, if any.
     statement: Option<usize>,
     isolation: Isolation,
+    /// The iterators of the cursors that read through this session: dropped when the
+    /// transaction ends or rolls back to a savepoint (see [`Cursor`]).
+    cursors: Vec<Weak<IterSlot>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -160,6 +167,7 @@ impl Session {
             marks: Vec::new(),
             statement: None,
             isolation: opts.isolation,
+            cursors: Vec::new(),
         })
     }
 
@@ -213,18 +221,66 @@ impl Session {
         self.txn.lock_timeout()
     }
 
-    /// Pushes a savepoint (SQL `SAVEPOINT`, or a statement's).
+    /// Pushes an unnamed savepoint.
     pub fn set_savepoint(&mut self) -> Result<()> {
+        self.push_mark(None)
+    }
+
+    fn push_mark(&mut self, name: Option<u64>) -> Result<()> {
         self.txn.set_savepoint()?;
         self.marks.push(Mark {
             undo: self.undo.len(),
             deltas: self.deltas.len(),
+            name,
         });
         Ok(())
     }
 
+    /// SQL `SAVEPOINT`: pushes a savepoint named `id` (the caller's number for it; MariaDB
+    /// keeps one per savepoint name).
+    pub fn set_named_savepoint(&mut self, id: u64) -> Result<()> {
+        self.push_mark(Some(id))
+    }
+
+    /// Where savepoint `id` is in the stack (the newest of that id).
+    fn named_position(&self, id: u64) -> Option<usize> {
+        self.marks.iter().rposition(|m| m.name == Some(id))
+    }
+
+    /// SQL `ROLLBACK TO SAVEPOINT`: undoes everything since savepoint `id` (and removes the
+    /// savepoints set after it), keeping `id` itself. Returns false (and does nothing) if
+    /// no open savepoint has that id.
+    pub fn rollback_to_named_savepoint(&mut self, id: u64) -> Result<bool> {
+        let Some(at) = self.named_position(id) else {
+            return Ok(false);
+        };
+        while self.marks.len() > at {
+            self.rollback_to_savepoint()?;
+        }
+        self.push_mark(Some(id))?;
+        Ok(true)
+    }
+
+    /// SQL `RELEASE SAVEPOINT`, and MariaDB's release of an older savepoint of a name a new
+    /// `SAVEPOINT` reuses: forgets savepoint `id`, keeping its writes and the savepoints set
+    /// after it (InnoDB's `trx_release_savepoint_for_mysql`). Returns false if no open
+    /// savepoint has that id.
+    pub fn release_named_savepoint(&mut self, id: u64) -> Result<bool> {
+        let Some(at) = self.named_position(id) else {
+            return Ok(false);
+        };
+        if at + 1 == self.marks.len() {
+            self.release_savepoint()?;
+        } else {
+            self.release_savepoint_at(at)?;
+        }
+        Ok(true)
+    }
+
     /// Undoes everything since the newest savepoint and removes it. `NotFound` if none.
+    /// The iterators of the session's cursors are dropped (their locks may be gone).
     pub fn rollback_to_savepoint(&mut self) -> Result<()> {
+        self.drop_cursor_iterators();
         self.txn.rollback_to_savepoint()?;
         let depth = self.marks.len();
         let Some(m) = self.marks.pop() else {
@@ -306,10 +362,13 @@ impl Session {
         self.marks.len()
     }
 
-    /// Begins a statement: pushes its savepoint. `InvalidArgument` if one is open.
+    /// Begins a statement inside a multi-statement transaction: pushes its savepoint, so
+    /// that [`Session::end_statement`] can undo the statement alone. A no-op while a
+    /// statement is open (MariaDB begins the statement once per table it locks). In
+    /// autocommit no statement is begun: the transaction is the statement.
     pub fn begin_statement(&mut self) -> Result<()> {
         if self.statement.is_some() {
-            return Err(Error::invalid_argument("a statement is already open").into());
+            return Ok(());
         }
         self.set_savepoint()?;
         self.statement = Some(self.marks.len());
@@ -341,6 +400,34 @@ impl Session {
         self.statement.is_some()
     }
 
+    /// The savepoint depth the open statement began at (0 without one): its locks are the
+    /// ones taken since.
+    fn statement_depth(&self) -> usize {
+        self.statement.unwrap_or(0)
+    }
+
+    /// Notes the iterator of a cursor reading through this session, to drop it when the
+    /// transaction ends.
+    pub(crate) fn track_cursor(&mut self, slot: &Arc<IterSlot>) {
+        if self.cursors.iter().any(|w| w.as_ptr() == Arc::as_ptr(slot)) {
+            return;
+        }
+        if self.cursors.len() >= 16 {
+            self.cursors.retain(|w| w.strong_count() > 0);
+        }
+        self.cursors.push(Arc::downgrade(slot));
+    }
+
+    /// Drops the iterators of the cursors that read through this session (before the
+    /// transaction ends or rolls back: an iterator must not outlive what it reads).
+    fn drop_cursor_iterators(&mut self) {
+        for w in self.cursors.drain(..) {
+            if let Some(slot) = w.upgrade() {
+                slot.clear();
+            }
+        }
+    }
+
     fn fix_statement(&mut self) {
         if self.statement.is_some_and(|d| d > self.marks.len()) {
             self.statement = None;
@@ -350,6 +437,7 @@ impl Session {
     /// Commits: one atomic batch for every table and index; then the row estimates take this
     /// transaction's changes. The session is finished either way.
     pub fn commit(&mut self) -> Result<()> {
+        self.drop_cursor_iterators();
         let outcome = self.txn.commit();
         if outcome.is_ok() {
             let mut sums: Vec<(Arc<Table>, i64)> = Vec::new();
@@ -374,16 +462,18 @@ impl Session {
     /// visible; the locks stay held. Then [`Session::commit`] or [`Session::rollback`]
     /// finishes it; a session dropped while prepared leaves it prepared, to be finished by
     /// xid ([`riptide::Db::commit_prepared`] / [`riptide::Db::rollback_prepared`]), also
-    /// after a restart ([`riptide::Db::prepared_transactions`] lists it). After a failure
-    /// the transaction is rolled back.
+    /// after a restart ([`riptide::Db::prepared_transactions`] lists it). An open statement
+    /// ends first, keeping its writes. After a failure the transaction is rolled back.
     pub fn prepare(&mut self, xid: &riptide::Xid) -> Result<()> {
-        self.statement = None;
+        self.drop_cursor_iterators();
+        self.end_statement(true)?;
         Ok(self.txn.prepare(xid)?)
     }
 
     /// Rolls back everything (a transaction that lost a conflict is already rolled back:
     /// that is not an error here).
     pub fn rollback(&mut self) -> Result<()> {
+        self.drop_cursor_iterators();
         let outcome = self.txn.rollback();
         self.clear();
         match outcome {
@@ -399,6 +489,27 @@ impl Session {
         self.deltas.clear();
         self.marks.clear();
         self.statement = None;
+    }
+
+    /// Inserts a row of a table without a primary key: a new hidden row id (never handed out
+    /// before, also across crashes) is its primary key; returns it (8 bytes, the row's
+    /// reference). Otherwise as [`Session::insert`].
+    pub fn insert_hidden(
+        &mut self,
+        table: &Arc<Table>,
+        keys: &[SecondaryKey<'_>],
+        row: &[u8],
+    ) -> Result<[u8; 8]> {
+        if !table.has_hidden_pk() {
+            return Err(Error::invalid_argument(format!(
+                "table id {} has a primary key: insert the row under it",
+                table.id()
+            ))
+            .into());
+        }
+        let id = table.next_hidden_row_id()?.to_be_bytes();
+        self.insert(table, &id, keys, row)?;
+        Ok(id)
     }
 
     /// Inserts a row: `pk` is the primary key (or the 8-byte big-endian hidden row id from
@@ -440,7 +551,10 @@ impl Session {
 
     /// Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`). Secondary
     /// entries that do not change are not rewritten; changed ones are single-deleted and put
-    /// anew. Unique checks run for a changed primary key and changed unique keys.
+    /// anew. Unique checks run for a changed primary key and changed unique keys. `scan` is
+    /// the cursor the statement reads the table with, if any: when the row's entry in its
+    /// index moves, the scan does not meet the row again (the Halloween problem).
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
         table: &Arc<Table>,
@@ -449,6 +563,7 @@ impl Session {
         new_pk: &[u8],
         new_keys: &[SecondaryKey<'_>],
         row: &[u8],
+        scan: Option<&mut Cursor>,
     ) -> Result<()> {
         check_key_count(table, old_keys)?;
         check_key_count(table, new_keys)?;
@@ -497,6 +612,9 @@ impl Session {
                 self.delete_entry(index.id, index.unique, old_e)?;
                 self.reput_entry(index.id, index.unique, new_e)?;
             }
+        }
+        if let Some(cursor) = scan {
+            cursor.note_update(table, old_pk, old_keys, new_pk, new_keys)?;
         }
         Ok(())
     }
@@ -629,27 +747,25 @@ impl Session {
             .iter_skip_locked(&self.store.data, index_bounds(table, n)?, exclusive)?)
     }
 
-    /// InnoDB's `unlock_row`: under READ COMMITTED and
-    /// READ UNCOMMITTED, releases the row locks of a row a locking read returned and the
-    /// statement then did not want (the WHERE clause rejected it, or it lies past the end of
-    /// the range): the lock on the primary key `pk` of `table` and, when the row was reached
-    /// through secondary index `n` (> 0), the lock on its index entry `entry` (the full key
-    /// as the iterator returned it, index id included). A lock goes only if it was first
-    /// taken since savepoint depth `since` (the [`Session::savepoint_depth`] right after the
-    /// statement's own savepoint was set; 0 when the statement has none, as in autocommit,
-    /// where the transaction is the statement) and the transaction has not written that key:
-    /// a lock the transaction held before the statement, or on a row it wrote, stays. Under
-    /// REPEATABLE READ and SERIALIZABLE nothing is released (the locks protect what the
-    /// transaction read). Returns how many locks were released. `InvalidArgument` if `entry`
-    /// is not a key of index `n`.
+    /// InnoDB's `unlock_row`: under READ COMMITTED and READ UNCOMMITTED, releases the row
+    /// locks of a row a locking read returned and the statement then did not want (the
+    /// WHERE clause rejected it, or it lies past the end of the range): the lock on the
+    /// primary key `pk` of `table` and, when the row was reached through secondary index `n`
+    /// (> 0), the lock on its index entry `entry` (the full key as the iterator returned
+    /// it, index id included). A lock goes only if the open statement took it (with no
+    /// statement open, as in autocommit, where the transaction is the statement: any lock)
+    /// and the transaction has not written that key: a lock the transaction held before the
+    /// statement, or on a row it wrote, stays. Under REPEATABLE READ and SERIALIZABLE
+    /// nothing is released (the locks protect what the transaction read). Returns how many
+    /// locks were released. `InvalidArgument` if `entry` is not a key of index `n`.
     pub fn unlock_row(
         &self,
         table: &Table,
         n: usize,
         entry: Option<&[u8]>,
         pk: &[u8],
-        since: usize,
     ) -> Result<usize> {
+        let since = self.statement_depth();
         let entry = match entry {
             Some(e) if n > 0 => {
                 let prefix = table.index_prefix(n)?;

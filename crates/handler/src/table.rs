@@ -288,6 +288,36 @@ impl Table {
         Ok(count)
     }
 
+    /// [`Table::estimate_range`] between key tuples of index `n` (MariaDB's
+    /// `records_in_range`): from `lower` (`(tuple, after)`: the first entry at or, with
+    /// `after`, past every entry that starts with `tuple`; `None`: the start of the index)
+    /// to `upper` (`(tuple, inclusive)`: up to and, with `inclusive`, including the entries
+    /// that start with `tuple`; `None`: the end of the index).
+    pub fn estimate_tuple_range(
+        &self,
+        n: usize,
+        lower: Option<(&[u8], bool)>,
+        upper: Option<(&[u8], bool)>,
+        limit: u64,
+    ) -> Result<u64> {
+        // Bounds relative to the index: a successor that does not exist (a tuple of 0xff
+        // bytes only) is the end of the index.
+        let lo = match lower {
+            None => Vec::new(),
+            Some((t, false)) => t.to_vec(),
+            Some((t, true)) => match prefix_successor(t) {
+                Some(s) => s,
+                None => return Ok(0),
+            },
+        };
+        let hi = match upper {
+            None => None,
+            Some((t, false)) => Some(t.to_vec()),
+            Some((t, true)) => prefix_successor(t),
+        };
+        self.estimate_range(n, &lo, hi.as_deref(), limit)
+    }
+
     /// `ANALYZE TABLE`: counts the rows of the primary (or hidden) key in the newest
     /// committed state, makes that the row estimate and persists it. Returns the count.
     pub fn refresh_statistics(&self) -> Result<u64> {

@@ -222,6 +222,7 @@ fn check_table_after_updates_and_deletes() {
         b"1",
         &[k(b"z"), k(b"p")],
         b"z|p",
+        None,
     )
     .unwrap();
     s.commit().unwrap();

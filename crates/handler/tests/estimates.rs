@@ -68,6 +68,7 @@ fn prefix_estimate_counts_committed_entries_in_tables_and_memtable() {
             &pk(g, 5),
             &[k(&[v]), k(&kn(5, v))],
             b"moved",
+            None,
         )
         .unwrap();
         m.insert((g, 5), v);
@@ -84,6 +85,7 @@ fn prefix_estimate_counts_committed_entries_in_tables_and_memtable() {
         &pk(35, 5),
         &[k(&[v]), k(&kn(5, v))],
         b"rewritten",
+        None,
     )
     .unwrap();
     s.commit().unwrap();

@@ -34,6 +34,7 @@ fn an_update_moves_a_secondary_key_and_leaves_unchanged_ones_alone() {
         b"1",
         &[k(b"x"), k(b"p")],
         b"r1'",
+        None,
     )
     .unwrap();
     assert_eq!(s.transaction().write_count(), writes_before + 1);
@@ -45,6 +46,7 @@ fn an_update_moves_a_secondary_key_and_leaves_unchanged_ones_alone() {
         b"1",
         &[k(b"z"), k(b"p")],
         b"r1''",
+        None,
     )
     .unwrap();
     assert_eq!(s.transaction().write_count(), writes_before + 3);
@@ -57,6 +59,7 @@ fn an_update_moves_a_secondary_key_and_leaves_unchanged_ones_alone() {
             b"2",
             &[k(b"y"), k(b"p")],
             b"r2",
+            None,
         )
         .unwrap_err();
     assert_eq!(e.duplicate_index(), Some(2));
@@ -69,6 +72,7 @@ fn an_update_moves_a_secondary_key_and_leaves_unchanged_ones_alone() {
         b"9",
         &[k(b"y"), k(b"q")],
         b"r9",
+        None,
     )
     .unwrap();
     s.commit().unwrap();
@@ -212,9 +216,9 @@ fn a_key_moved_away_and_back_in_one_transaction_is_deleted_cleanly_later() {
     // transaction commits both, so each put meets its own single delete.
     drop(s);
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
-    s.update(&t, b"1", &[k(b"x")], b"1", &[k(b"y")], b"r")
+    s.update(&t, b"1", &[k(b"x")], b"1", &[k(b"y")], b"r", None)
         .unwrap();
-    s.update(&t, b"1", &[k(b"y")], b"1", &[k(b"x")], b"r")
+    s.update(&t, b"1", &[k(b"y")], b"1", &[k(b"x")], b"r", None)
         .unwrap();
     s.commit().unwrap();
     assert_eq!(
@@ -277,14 +281,16 @@ fn a_key_moved_away_and_back_then_deleted_in_one_transaction_leaves_nothing() {
     // and back, deleted. All in one transaction.
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     for pk in [&b"1"[..], b"2"] {
-        s.update(&t, pk, &[k(b"x")], pk, &[k(b"y")], b"r").unwrap();
-        s.update(&t, pk, &[k(b"y")], pk, &[k(b"x")], b"r").unwrap();
+        s.update(&t, pk, &[k(b"x")], pk, &[k(b"y")], b"r", None)
+            .unwrap();
+        s.update(&t, pk, &[k(b"y")], pk, &[k(b"x")], b"r", None)
+            .unwrap();
     }
     s.delete(&t, b"1", &[k(b"x")]).unwrap();
     s.insert(&t, b"3", &[k(b"z")], b"r").unwrap();
-    s.update(&t, b"3", &[k(b"z")], b"3", &[k(b"w")], b"r")
+    s.update(&t, b"3", &[k(b"z")], b"3", &[k(b"w")], b"r", None)
         .unwrap();
-    s.update(&t, b"3", &[k(b"w")], b"3", &[k(b"z")], b"r")
+    s.update(&t, b"3", &[k(b"w")], b"3", &[k(b"z")], b"r", None)
         .unwrap();
     s.delete(&t, b"3", &[k(b"z")]).unwrap();
     s.commit().unwrap();

@@ -45,7 +45,7 @@ fn an_update_of_a_row_changed_after_the_snapshot_shows_its_current_entries() {
     let mut a = engine.begin_session(rr).unwrap();
     assert!(a.get_row(&t, b"1", RowLock::None).unwrap().is_some()); // the snapshot
     let mut b = engine.begin_session(rr).unwrap();
-    b.update(&t, b"1", &[k(b"k1")], b"1", &[k(b"k2")], b"v0")
+    b.update(&t, b"1", &[k(b"k1")], b"1", &[k(b"k2")], b"v0", None)
         .unwrap();
     b.commit().unwrap();
     drop(b);
@@ -53,10 +53,10 @@ fn an_update_of_a_row_changed_after_the_snapshot_shows_its_current_entries() {
     // A updates row 1 as it is now (k2): its entry does not change.
     let current = a.get_row(&t, b"1", RowLock::Exclusive).unwrap();
     assert_eq!(current.as_deref(), Some(&b"v0"[..]));
-    a.update(&t, b"1", &[k(b"k2")], b"1", &[k(b"k2")], b"v1")
+    a.update(&t, b"1", &[k(b"k2")], b"1", &[k(b"k2")], b"v1", None)
         .unwrap();
     // Row 2, never changed by anyone else: no entry written again.
-    a.update(&t, b"2", &[k(b"k1")], b"2", &[k(b"k1")], b"v1")
+    a.update(&t, b"2", &[k(b"k1")], b"2", &[k(b"k1")], b"v1", None)
         .unwrap();
     let seen = entries_seen(&a, &t, 1);
     assert!(

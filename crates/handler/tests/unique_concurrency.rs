@@ -188,6 +188,7 @@ fn wrote_index_follows_the_sessions_entries() {
         b"1",
         &[k(b"x"), k(b"z")],
         b"r",
+        None,
     )
     .unwrap();
     assert!(!s.wrote_index(&t, 1), "index a did not change");
@@ -210,7 +211,7 @@ fn wrote_index_follows_the_sessions_entries() {
 fn a_row_moved_to_a_new_primary_key_keeps_its_unique_value() {
     for isolation in [Isolation::ReadCommitted, Isolation::RepeatableRead] {
         let moved = |s: &mut riptide_handler::Session, t: &Arc<riptide_handler::Table>| {
-            s.update(t, b"07", &[k(b"g")], b"17", &[k(b"g")], b"row")
+            s.update(t, b"07", &[k(b"g")], b"17", &[k(b"g")], b"row", None)
                 .unwrap();
         };
         let race = insert_while_other_holds(isolation, b"07", b"g", moved, true);

@@ -59,26 +59,27 @@ fn read_committed_releases_what_the_statement_locked() {
     let mut s = session(&engine, Isolation::ReadCommitted);
     // Before the statement: a lock, and a written row.
     s.get_row(&t, &[1], RowLock::Exclusive).unwrap();
-    s.update(&t, &[2], &[k(&[20])], &[2], &[k(&[20])], b"new")
+    s.update(&t, &[2], &[k(&[20])], &[2], &[k(&[20])], b"new", None)
         .unwrap();
-    s.set_savepoint().unwrap();
-    let since = s.savepoint_depth();
+    s.begin_statement().unwrap();
     for pk in [1u8, 2, 3] {
         s.get_row(&t, &[pk], RowLock::Exclusive).unwrap();
     }
-    s.update(&t, &[4], &[k(&[40])], &[4], &[k(&[40])], b"new")
+    s.update(&t, &[4], &[k(&[40])], &[4], &[k(&[40])], b"new", None)
         .unwrap();
     assert!(!lockable(&engine, &t, 3));
     // Taken by this statement, not written: released.
-    assert_eq!(s.unlock_row(&t, 0, None, &[3], since).unwrap(), 1);
+    assert_eq!(s.unlock_row(&t, 0, None, &[3]).unwrap(), 1);
     assert!(lockable(&engine, &t, 3));
     // Held before the statement, written before it, written by it: kept.
     for pk in [1u8, 2, 4] {
-        assert_eq!(s.unlock_row(&t, 0, None, &[pk], since).unwrap(), 0, "{pk}");
+        assert_eq!(s.unlock_row(&t, 0, None, &[pk]).unwrap(), 0, "{pk}");
         assert!(!lockable(&engine, &t, pk), "{pk}");
     }
-    // Since depth 0 (a statement without a savepoint of its own): any lock not written.
-    assert_eq!(s.unlock_row(&t, 0, None, &[1], 0).unwrap(), 1);
+    // With no statement open (autocommit: the transaction is the statement): any lock not
+    // written.
+    s.end_statement(true).unwrap();
+    assert_eq!(s.unlock_row(&t, 0, None, &[1]).unwrap(), 1);
     assert!(lockable(&engine, &t, 1));
     s.rollback().unwrap();
     drop((s, t));
@@ -103,10 +104,10 @@ fn read_committed_releases_the_secondary_entry_too() {
     assert_eq!(db.lock_statistics().locked_keys, before + 2);
     // Not an entry of index 1.
     let err = s
-        .unlock_row(&t, 1, Some(&[0xff, 0xff, 0xff, 0xff, 1]), &pk, 0)
+        .unlock_row(&t, 1, Some(&[0xff, 0xff, 0xff, 0xff, 1]), &pk)
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::InvalidArgument), "{err}");
-    assert_eq!(s.unlock_row(&t, 1, Some(&entry), &pk, 0).unwrap(), 2);
+    assert_eq!(s.unlock_row(&t, 1, Some(&entry), &pk).unwrap(), 2);
     assert_eq!(db.lock_statistics().locked_keys, before);
     assert!(lockable(&engine, &t, 1));
     drop((s, t));
@@ -121,7 +122,7 @@ fn repeatable_read_keeps_every_lock() {
     for isolation in [Isolation::RepeatableRead, Isolation::Serializable] {
         let mut s = session(&engine, isolation);
         s.get_row(&t, &[3], RowLock::Exclusive).unwrap();
-        assert_eq!(s.unlock_row(&t, 0, None, &[3], 0).unwrap(), 0);
+        assert_eq!(s.unlock_row(&t, 0, None, &[3]).unwrap(), 0);
         assert!(!lockable(&engine, &t, 3), "{isolation:?}");
         s.rollback().unwrap();
     }

@@ -228,6 +228,7 @@ impl TestHandler {
                 1,
                 c"row".as_ptr(),
                 3,
+                std::ptr::null_mut(),
                 &mut dup,
                 &mut err,
             )

@@ -1,0 +1,70 @@
+//! How many times the handler layer's C functions (`riptide_handler_*`, `riptide_htable_*`,
+//! `riptide_hsession_*`, `riptide_hcursor_*`) were called: what the MariaDB plugin costs in
+//! calls across the boundary per row (each call also checks its handles and runs under the
+//! panic guard). The MariaDB plugin shows it as the status variable
+//! `riptide_handler_calls`; an mtr test bounds the calls per row of each kind of statement.
+//!
+//! A striped counter: each thread adds to one of [`STRIPES`] cache-line-sized cells, so
+//! connections counting at the same time do not fight over one cache line.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Number of cells.
+const STRIPES: usize = 16;
+
+/// One cell, alone on its cache line.
+#[repr(align(64))]
+struct Cell64(AtomicU64);
+
+static COUNTS: [Cell64; STRIPES] = [const { Cell64(AtomicU64::new(0)) }; STRIPES];
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's cell (assigned round-robin at its first call).
+    static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Counts one call.
+pub(crate) fn count() {
+    let i = STRIPE.with(|s| {
+        let mut i = s.get();
+        if i == usize::MAX {
+            i = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
+            s.set(i);
+        }
+        i
+    });
+    if let Some(c) = COUNTS.get(i) {
+        c.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Calls of the handler layer's C functions since the library was loaded (all threads).
+#[unsafe(no_mangle)]
+pub extern "C" fn riptide_handler_calls() -> u64 {
+    COUNTS.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_from_every_thread_are_summed() {
+        let before = riptide_handler_calls();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    for _ in 0..1000 {
+                        count();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("counting thread");
+        }
+        assert!(riptide_handler_calls() >= before + 4000);
+    }
+}
