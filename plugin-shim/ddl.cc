@@ -17,12 +17,16 @@ namespace {
 /* CHECK TABLE reports at most this many inconsistencies one by one. */
 constexpr size_t CHECK_REPORT_LIMIT= 20;
 
-/* Reports a DDL failure to the client and returns the handler error for it. */
+/* The handler error for a failed DDL call (riptide_ha_error); a failure the server has no
+   error of its own for (not a missing or existing table) is reported to the client with
+   the engine's message. */
 int ddl_error(const char *what, riptide_status_t st, char *err)
 {
   std::string msg= riptide_take_message(st, err);
-  my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: %s: %s", MYF(0), what, msg.c_str());
-  return HA_ERR_INTERNAL_ERROR;
+  int error= riptide_ha_error(st, Riptide_call::DDL);
+  if (error == HA_ERR_INTERNAL_ERROR)
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: %s: %s", MYF(0), what, msg.c_str());
+  return error;
 }
 
 } // namespace
@@ -63,19 +67,6 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
         sql_print_error("RIPTIDE: %s", last_error.c_str());
         *error= HA_ERR_RIPTIDE;
       }
-      for (size_t i= 0; i < n && !*error; i++)
-      {
-        char buf[16];
-        size_t len= 0;
-        st= riptide_htable_index_prefix(t, i, buf, sizeof buf, &len, &err);
-        if (st != RIPTIDE_OK)
-        {
-          last_error= riptide_take_message(st, err);
-          *error= HA_ERR_RIPTIDE;
-        }
-        else
-          s->prefixes.emplace_back(buf, len);
-      }
       if (*error)
       {
         delete s;
@@ -107,7 +98,7 @@ int ha_riptide::open(const char *name, int, uint)
 
 int ha_riptide::close(void)
 {
-  drop_iterator();
+  close_cursor();
   abort_alter_copy();
   return 0;
 }
@@ -235,7 +226,8 @@ int ha_riptide::truncate()
 {
   if (int error= wait_for_prepared(open_name.c_str()))
     return error;
-  drop_iterator();
+  /* The cursor reads the table's old indexes. */
+  close_cursor();
   char *err= nullptr;
   riptide_status_t st= riptide_handler_truncate_table(riptide_handler, open_name.data(),
                                                       open_name.size(), &err);
@@ -245,28 +237,12 @@ int ha_riptide::truncate()
   st= riptide_handler_open_table(riptide_handler, open_name.data(), open_name.size(), &t, &err);
   if (st != RIPTIDE_OK)
     return ddl_error("reopen after truncate", st, err);
-  std::vector<std::string> prefixes;
-  size_t n= riptide_htable_index_count(t);
-  for (size_t i= 0; i < n; i++)
-  {
-    char buf[16];
-    size_t len= 0;
-    st= riptide_htable_index_prefix(t, i, buf, sizeof buf, &len, &err);
-    if (st != RIPTIDE_OK)
-    {
-      riptide_htable_release(t);
-      return ddl_error("reopen after truncate", st, err);
-    }
-    prefixes.emplace_back(buf, len);
-  }
   lock_shared_ha_data();
   riptide_htable_release(share->table);
   share->table= t;
   share->key_format= riptide_htable_key_format(t);
-  share->prefixes= std::move(prefixes);
   unlock_shared_ha_data();
-  cur_key.clear();
-  cur_pk.clear();
+  cur_ref.clear();
   return 0;
 }
 
@@ -292,11 +268,6 @@ int ha_riptide::rename_table(const char *from, const char *to)
   char *err= nullptr;
   riptide_status_t st= riptide_handler_rename_table(riptide_handler, from, strlen(from), to,
                                                     strlen(to), &err);
-  if (st == RIPTIDE_NOT_FOUND || st == RIPTIDE_BUSY)
-  {
-    riptide_free(err);
-    return st == RIPTIDE_NOT_FOUND ? HA_ERR_NO_SUCH_TABLE : HA_ERR_TABLE_EXIST;
-  }
   if (st != RIPTIDE_OK)
     return ddl_error("rename", st, err);
   return 0;

@@ -1,25 +1,16 @@
 /*
-  ha_riptide: the MariaDB handler of Riptide. See ha_riptide.h and README.md.
+  ha_riptide: the MariaDB handler of Riptide, its reads and writes. See ha_riptide.h and
+  README.md.
 
-  The data dictionary, key spaces, secondary index maintenance, unique checks, hidden row
-  ids, auto-increment and statement savepoints live in Rust (crates/handler, through the
-  riptide_handler_* / riptide_htable_* / riptide_hsession_* C ABI). This file only turns
-  MariaDB rows and keys into bytes:
-    primary key      -> the key parts' sort keys (Field::make_sort_key_part), concatenated
-    hidden row id    -> 8 bytes big-endian, from riptide_htable_next_row_id
-    secondary key    -> the index's key parts encoded the same way (a nullable part starts
-                        with a NULL-indicator byte, 0 for NULL, so NULLs sort first)
-    row              -> 0x01 + the MariaDB record buffer (reclength bytes); a table with
-                        BLOB/TEXT columns: 0x02 + the record buffer (blob pointers zeroed)
-                        + per blob column, in field order, u32 LE length + the bytes
-    prefix key part  -> the first N characters' collation weights, padded to the prefix's
-                        fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
+  The data dictionary, key spaces, cursors, secondary index maintenance, unique checks,
+  hidden row ids, auto-increment, statements and savepoints live in Rust (crates/handler,
+  through the riptide_handler_* / riptide_htable_* / riptide_hsession_* / riptide_hcursor_*
+  C ABI). This file hands Rust what only MariaDB can compute: key tuples and row bytes
+  (record_codec.h), and turns the rows cursors return back into records.
 */
 #include <my_global.h>
 #include "sql_class.h"
 #include "sql_lex.h"
-#include "set_var.h"
-#include "sql_plugin.h"
 #include "key.h"
 #include "log.h"
 #include <mysql/plugin.h>
@@ -31,10 +22,6 @@
 
 namespace {
 
-/* First byte of every row value: the format of what follows. V1: the record buffer alone
-   (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies. */
-constexpr char ROW_FORMAT_V1= 1;
-constexpr char ROW_FORMAT_V2= 2;
 /* records_in_range counts at most this many keys (then extrapolates). */
 constexpr uint64_t RANGE_COUNT_LIMIT= 1000;
 /* read_time: a seek into the primary key, and each row read from it in key order, in
@@ -42,29 +29,22 @@ constexpr uint64_t RANGE_COUNT_LIMIT= 1000;
 constexpr double PK_SEEK_COST= 0.5;
 constexpr double PK_ROW_COST= 1.0 / 20;
 
-
-std::string be64(uint64_t v)
+/* The cursor seek of a positioning read (RIPTIDE_HSEEK_*). */
+int32_t seek_of(enum ha_rkey_function find_flag)
 {
-  std::string out;
-  for (int i= 7; i >= 0; i--)
-    out.push_back(char(v >> (8 * i)));
-  return out;
-}
-
-/* The smallest key greater than every key starting with `prefix` (empty: none). */
-std::string prefix_successor(std::string p)
-{
-  while (!p.empty())
+  switch (find_flag)
   {
-    uchar last= uchar(p.back());
-    if (last != 0xff)
-    {
-      p.back()= char(last + 1);
-      return p;
-    }
-    p.pop_back();
+  case HA_READ_AFTER_KEY:
+    return RIPTIDE_HSEEK_AFTER;
+  case HA_READ_BEFORE_KEY:
+    return RIPTIDE_HSEEK_BEFORE;
+  case HA_READ_KEY_OR_PREV:
+  case HA_READ_PREFIX_LAST:
+  case HA_READ_PREFIX_LAST_OR_PREV:
+    return RIPTIDE_HSEEK_AT_OR_BEFORE;
+  default:
+    return RIPTIDE_HSEEK_AT_OR_AFTER;
   }
-  return p;
 }
 
 } // namespace
@@ -74,7 +54,7 @@ std::string prefix_successor(std::string p)
 
 ha_riptide::ha_riptide(handlerton *hton, TABLE_SHARE *table_arg) : handler(hton, table_arg) {}
 
-ha_riptide::~ha_riptide() { drop_iterator(); }
+ha_riptide::~ha_riptide() { close_cursor(); }
 
 /* Generated columns (HA_CAN_VIRTUAL_COLUMNS: VIRTUAL and STORED, indexes on STORED ones
    only) and GEOMETRY columns (HA_CAN_GEOMETRY: stored like BLOBs; SPATIAL indexes stay
@@ -111,25 +91,6 @@ ulong ha_riptide::index_flags(uint inx, uint, bool) const
   return flags;
 }
 
-void ha_riptide::drop_iterator()
-{
-  if (iter)
-  {
-    riptide_txn_iter_destroy(iter);
-    iter= nullptr;
-    THD *thd= ha_thd();
-    if (thd)
-    {
-      Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
-      if (trx)
-        trx->iterators.erase(this);
-    }
-  }
-  iter_stale= false;
-  /* point_read locks as a duplicate check only while the hash lookup's iterator is open. */
-  iter_current= false;
-}
-
 bool ha_riptide::get_error_message(int error, String *buf)
 {
   if (error == HA_ERR_RIPTIDE)
@@ -137,43 +98,30 @@ bool ha_riptide::get_error_message(int error, String *buf)
   return false;
 }
 
-/* Maps a failed C ABI call to a handler error. */
+/* Maps a failed C ABI call of a row operation to a handler error (riptide_ha_error),
+   keeping the message of HA_ERR_RIPTIDE for get_error_message. */
 int ha_riptide::status_error(riptide_status_t st, char *msg)
 {
   std::string m= riptide_take_message(st, msg);
-  switch (st)
-  {
-  case RIPTIDE_OK:
-    return 0;
-  case RIPTIDE_TIMED_OUT:
-    return HA_ERR_LOCK_WAIT_TIMEOUT;
-  case RIPTIDE_INTERRUPTED:
-    /* KILL QUERY (or shutdown) ended a lock wait (riptide_kill_query), as InnoDB's
-       DB_INTERRUPTED. */
-    return HA_ERR_ABORTED_BY_USER;
-  case RIPTIDE_DEADLOCK:
-  case RIPTIDE_CONFLICT:
+  int error= riptide_ha_error(st, Riptide_call::ROW);
+  if (error == HA_ERR_LOCK_DEADLOCK)
     /* The engine picked this transaction as the victim (deadlock), or it lost a write
        conflict under snapshot isolation and was rolled back: the whole transaction goes. */
     ha_thd()->mark_transaction_to_rollback(true);
-    return HA_ERR_LOCK_DEADLOCK;
-  default:
+  else if (error == HA_ERR_RIPTIDE)
+  {
     last_error= m;
     sql_print_warning("RIPTIDE: %s", m.c_str());
-    return HA_ERR_RIPTIDE;
   }
+  return error;
 }
 
 /* A failed row write: a duplicate key names MariaDB's key number for info(ERRKEY). */
 int ha_riptide::row_error(riptide_status_t st, char *err, size_t dup_index)
 {
   if (st == RIPTIDE_DUPLICATE_KEY)
-  {
-    riptide_free(err);
     get_trx(ha_thd())->dup_key=
         dup_index < table->s->keys + (has_pk ? 0 : 1) ? keynr_of(dup_index) : uint(-1);
-    return HA_ERR_FOUND_DUPP_KEY;
-  }
   return status_error(st, err);
 }
 
@@ -198,18 +146,6 @@ riptide_hsession_t *ha_riptide::session(int *error)
   return trx->txn;
 }
 
-/* The full key of the entry of Riptide secondary index `index` for secondary key `key` and
-   primary key `pk`, as an iterator returns it (crates/handler FORMAT.md: index prefix,
-   key, pk, pk length as 2 bytes big-endian). */
-std::string ha_riptide::secondary_entry(uint index, const std::string &key,
-                                        const std::string &pk) const
-{
-  std::string e= share->prefixes[index] + key + pk;
-  e.push_back(char(pk.size() >> 8));
-  e.push_back(char(pk.size()));
-  return e;
-}
-
 void ha_riptide::encode_pk(const uchar *record, std::string *out)
 {
   bool has_null= false;
@@ -222,18 +158,6 @@ void ha_riptide::encode_secondary(const uchar *record, std::vector<std::string> 
                                   std::vector<riptide_hkey_t> *keys)
 {
   codec.encode_secondary(record, has_pk ? 1 : 0, bufs, keys);
-}
-
-/* Encodes the first key parts of a key tuple (key_copy format) of index `keynr` like
-   encode_key, with the index's prefix in front. Returns 1 if every part was given. */
-int ha_riptide::encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
-                                 std::string *out)
-{
-  std::string tuple;
-  bool full= codec.encode_key_image(ha_thd(), keynr, key, keypart_map, &tuple);
-  out->assign(share->prefixes[rindex(keynr)]);
-  out->append(tuple);
-  return full ? 1 : 0;
 }
 
 /* Refuses a row the engine could not store as one entry (riptide_max_key_value_len, 1 GiB:
@@ -251,8 +175,6 @@ int ha_riptide::check_row_size(const uchar *buf, size_t key_len)
               "RIPTIDE's limit of " + std::to_string(limit) + " bytes for one row";
   return HA_ERR_RIPTIDE;
 }
-
-void ha_riptide::pack_row(const uchar *buf, std::string *out) { codec.pack_row(buf, out); }
 
 int ha_riptide::unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs)
 {
@@ -344,31 +266,29 @@ int ha_riptide::write_row(const uchar *buf)
   riptide_hsession_t *s= session(&error);
   if (!s)
     return error;
-  char *err= nullptr;
+  /* A table without a primary key: the session gives the row a new hidden row id. */
   if (has_pk)
     encode_pk(buf, &key_buf);
   else
-  {
-    uint64_t id= 0;
-    riptide_status_t st= riptide_htable_next_row_id(share->table, &id, &err);
-    if (st != RIPTIDE_OK)
-      return status_error(st, err);
-    key_buf= be64(id);
-  }
-  if (int error= check_row_size(buf, key_buf.size()))
+    key_buf.clear();
+  if (int error= check_row_size(buf, has_pk ? key_buf.size() : 8))
     return error;
   encode_secondary(buf, &sec_bufs, &sec_keys);
-  pack_row(buf, &val_buf);
+  codec.pack_row(buf, &val_buf);
+  uchar hidden_ref[8];
   size_t dup= SIZE_MAX;
-  riptide_status_t st= riptide_hsession_insert(s, share->table, key_buf.data(), key_buf.size(),
-                                               sec_keys.data(), sec_keys.size(), val_buf.data(),
-                                               val_buf.size(), &dup, &err);
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_insert(
+      s, share->table, key_buf.data(), key_buf.size(), sec_keys.data(), sec_keys.size(),
+      val_buf.data(), val_buf.size(), hidden_ref, &dup, &err);
   if (st != RIPTIDE_OK)
     return row_error(st, err, dup);
+  if (!has_pk)
+    cur_ref.assign(reinterpret_cast<const char *>(hidden_ref), sizeof hidden_ref);
   observe_autoinc(buf);
   if (alter_copy.active())
   {
-    size_t bytes= key_buf.size() + val_buf.size();
+    size_t bytes= (has_pk ? key_buf.size() : 8) + val_buf.size();
     for (const std::string &k : sec_bufs)
       bytes+= k.size() + key_buf.size();
     st= alter_copy.row_written(bytes, &err);
@@ -392,30 +312,26 @@ int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
   }
   else
   {
-    old_pk= cur_pk;
-    key_buf= cur_pk;
+    old_pk= cur_ref;
+    key_buf= cur_ref;
   }
   if (int error= check_row_size(new_data, key_buf.size()))
     return error;
   encode_secondary(old_data, &old_sec_bufs, &old_sec_keys);
   encode_secondary(new_data, &sec_bufs, &sec_keys);
-  pack_row(new_data, &val_buf);
+  codec.pack_row(new_data, &val_buf);
   size_t dup= SIZE_MAX;
   char *err= nullptr;
+  /* The scan in progress, if any: a row whose entry in the scanned index moves (a new
+     primary key, or new key parts of that index) is not met again under its new key (the
+     Halloween problem; the cursor decides). */
+  riptide_hcursor_t *scan= inited != NONE ? cursor : nullptr;
   riptide_status_t st= riptide_hsession_update(
       s, share->table, old_pk.data(), old_pk.size(), old_sec_keys.data(), key_buf.data(),
-      key_buf.size(), sec_keys.data(), sec_keys.size(), val_buf.data(), val_buf.size(), &dup,
-      &err);
+      key_buf.size(), sec_keys.data(), sec_keys.size(), val_buf.data(), val_buf.size(), scan,
+      &dup, &err);
   if (st != RIPTIDE_OK)
     return row_error(st, err, dup);
-  /* The row's key in the index being scanned changed (the primary key, or a secondary
-     entry: its key parts or the primary key it ends with): the scan must not meet the row
-     again under its new key (the Halloween problem). */
-  if (iter && iter_index == 0 && old_pk != key_buf)
-    moved_keys.insert(share->prefixes[0] + key_buf);
-  else if (iter && iter_index != 0 &&
-           (old_pk != key_buf || old_sec_bufs[iter_index - 1] != sec_bufs[iter_index - 1]))
-    moved_keys.insert(secondary_entry(iter_index, sec_bufs[iter_index - 1], key_buf));
   observe_autoinc(new_data);
   return 0;
 }
@@ -429,7 +345,7 @@ int ha_riptide::delete_row(const uchar *buf)
   if (has_pk)
     encode_pk(buf, &key_buf);
   else
-    key_buf= cur_pk;
+    key_buf= cur_ref;
   encode_secondary(buf, &sec_bufs, &sec_keys);
   char *err= nullptr;
   riptide_status_t st= riptide_hsession_delete(s, share->table, key_buf.data(), key_buf.size(),
@@ -439,266 +355,209 @@ int ha_riptide::delete_row(const uchar *buf)
   return 0;
 }
 
-/* An iterator over Riptide index `index` of this table, within the connection's session;
-   `current`: a long UNIQUE key's duplicate check (hash_lookup_prepare). */
-int ha_riptide::make_iterator(uint index, bool current)
+/* ---------------------------------------------------------------------------------------
+   Reads: one cursor (riptide_hcursor_t) per scan, fed key tuples; each call returns a row
+   (its reference, its key tuple and its bytes). */
+
+/* Makes the cursor read Riptide index `index` (a new cursor when it read another one) and
+   starts a new scan on it: no iterator, no moved rows, no range end. */
+int ha_riptide::use_cursor(uint index)
 {
-  drop_iterator();
-  moved_keys.clear();
-  scan_positioned= false;
-  decode_from_key= false;
-  iter_stop.clear();
-  row_locked= false;
-  int error= 0;
-  riptide_hsession_t *s= session(&error);
-  if (!s)
-    return error;
+  if (cursor && cursor_index == index)
+  {
+    riptide_hcursor_reset(cursor);
+    return 0;
+  }
+  close_cursor();
   char *err= nullptr;
-  /* A locking read (FOR UPDATE, LOCK IN SHARE MODE, SERIALIZABLE, the source rows of
-     INSERT ... SELECT, UPDATE, DELETE) scans with InnoDB's semantics: the newest committed
-     rows, each locked, and next-key locks on what it walks, so that other sessions' inserts
-     there wait. Plain reads scan the snapshot. */
-  riptide_status_t st=
-      current ? riptide_hsession_iter_create_current(s, share->table, index, &iter, &err)
-              : riptide_hsession_iter_create_locking(s, share->table, index, row_lock_code(),
-                                                     &iter, &err);
+  riptide_status_t st= riptide_hcursor_create(share->table, index, &cursor, &err);
   if (st != RIPTIDE_OK)
   {
-    iter= nullptr;
+    cursor= nullptr;
     return status_error(st, err);
   }
-  iter_index= index;
-  iter_current= current;
-  iter_locking= !current && lock_rows != Riptide_row_lock::NONE;
-  get_trx(ha_thd())->iterators.insert(this);
+  cursor_index= index;
+  cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
+  keys_only= false;
   return 0;
 }
 
-int ha_riptide::step(bool forward)
+void ha_riptide::close_cursor()
 {
+  riptide_hcursor_destroy(cursor);
+  cursor= nullptr;
+  row_= riptide_hrow_t();
+  keys_only= false;
+}
+
+/* The RIPTIDE_HCURSOR_* mode of this statement's reads. A locking read (FOR UPDATE, LOCK IN
+   SHARE MODE, SERIALIZABLE, the source rows of INSERT ... SELECT, UPDATE, DELETE) reads as
+   InnoDB does: the newest committed rows, each locked, and next-key locks on what it
+   walks, so that other sessions' inserts there wait; SKIP LOCKED steps over rows others
+   hold. Plain reads read the snapshot. */
+int32_t ha_riptide::wanted_cursor_mode() const
+{
+  switch (lock_rows)
+  {
+  case Riptide_row_lock::NONE:
+    return RIPTIDE_HCURSOR_SNAPSHOT;
+  case Riptide_row_lock::SHARED:
+    return skip_locked ? RIPTIDE_HCURSOR_SHARED_SKIP_LOCKED : RIPTIDE_HCURSOR_SHARED;
+  case Riptide_row_lock::EXCLUSIVE:
+    break;
+  }
+  return skip_locked ? RIPTIDE_HCURSOR_EXCLUSIVE_SKIP_LOCKED : RIPTIDE_HCURSOR_EXCLUSIVE;
+}
+
+int ha_riptide::set_cursor_mode(int32_t mode)
+{
+  if (mode == cursor_mode)
+    return 0;
   char *err= nullptr;
-  riptide_status_t st=
-      forward ? riptide_txn_iter_next(iter, &err) : riptide_txn_iter_prev(iter, &err);
+  riptide_status_t st= riptide_hcursor_set_mode(cursor, mode, &err);
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  cursor_mode= mode;
+  keys_only= false;
+  return 0;
+}
+
+/* Decides, at the start of an index read, whether rows can be filled in from the key
+   tuples alone: an index-only read (HA_EXTRA_KEYREAD) of a secondary index where every
+   column the statement reads is a decodable part of that index or of the primary key
+   (Riptide_codec::tuples_cover). The cursor grants it only to a plain read of a session
+   that has not written the index (riptide_hcursor_set_keys_only). */
+void ha_riptide::plan_keyread(riptide_hsession_t *s)
+{
+  bool want= rindex(active_index) != 0 && keyread_enabled() && keyread == active_index &&
+             active_index < table->s->keys && cursor_mode == RIPTIDE_HCURSOR_SNAPSHOT;
+  if (want)
+  {
+    const KEY *pk= has_pk ? &table->key_info[table->s->primary_key] : nullptr;
+    want= codec.tuples_cover(&table->key_info[active_index], pk, table->read_set);
+  }
+  if (want || keys_only)
+    keys_only= riptide_hcursor_set_keys_only(s, cursor, want);
+}
+
+/* Tells a locking read where its range ends (handler::end_range, set by
+   read_range_first before it positions, reset by ha_index_init), so that its forward steps
+   do not lock past it: up to and including the end key for HA_READ_AFTER_KEY (and EXACT),
+   below it for HA_READ_BEFORE_KEY, as compare_key decides. None for plain reads (HANDLER
+   reads go on past a range). */
+int ha_riptide::set_range_end()
+{
+  bool locking= cursor_mode != RIPTIDE_HCURSOR_SNAPSHOT;
+  if (!locking)
+    return 0;
+  std::string end;
+  bool inclusive= false;
+  if (end_range)
+  {
+    codec.encode_key_image(ha_thd(), active_index, end_range->key, end_range->keypart_map,
+                           &end);
+    inclusive= end_range->flag != HA_READ_BEFORE_KEY;
+  }
+  char *err= nullptr;
+  riptide_status_t st= riptide_hcursor_set_range_end(
+      cursor, end_range ? end.data() : nullptr, end.size(), inclusive, &err);
   return st == RIPTIDE_OK ? 0 : status_error(st, err);
 }
 
-/* The smaller of two stop keys (empty: none). */
-static const std::string &min_stop(const std::string &a, const std::string &b)
+/* Fills record `buf` from the cursor's row (row_): from its key tuples for a keys-only
+   read, else from the row bytes. A row reached through a secondary entry must be that
+   entry's row: the entry of a snapshot can point to a row the transaction has since
+   changed (or, for a locking read, another transaction changed before the lock was
+   granted); InnoDB skips such an entry too (the row is found through its own entry).
+   `*rejected` then says so. */
+int ha_riptide::row_from_cursor(uchar *buf, bool *rejected)
 {
-  if (a.empty())
-    return b;
-  if (b.empty())
-    return a;
-  return a.compare(b) <= 0 ? a : b;
-}
-
-/* Where the current range of MariaDB key `keynr` ends, as a stop key for forward steps of
-   a locking iterator: handler::end_range (set by read_range_first before it positions,
-   reset by ha_index_init) encoded as the index's keys are; up to and including the end key
-   for HA_READ_AFTER_KEY (and EXACT), below it for HA_READ_BEFORE_KEY, as compare_key
-   decides. Empty (no stop) without an end or for a plain read. */
-std::string ha_riptide::range_stop_of(uint keynr)
-{
-  if (!end_range || !iter_locking)
-    return std::string();
-  std::string end;
-  encode_key_tuple(keynr, end_range->key, end_range->keypart_map, &end);
-  return end_range->flag == HA_READ_BEFORE_KEY ? end : prefix_successor(end);
-}
-
-/* Sets the locking iterator's stop key (empty: none), so that a forward step ends before
-   the first key at or past it without locking that key under READ COMMITTED (under
-   REPEATABLE READ and SERIALIZABLE it is still next-key locked, as InnoDB does); the
-   server would only find the row out of range. Plain iterators keep none (HANDLER reads
-   go on past a range). */
-int ha_riptide::set_stop(const std::string &stop)
-{
-  if (!iter || !iter_locking || stop == iter_stop)
+  *rejected= false;
+  cur_ref.assign(row_.pk, row_.pk_len);
+  last_read= Last_read::CURSOR;
+  if (!row_.row)
+  {
+    const uchar *k= reinterpret_cast<const uchar *>(row_.key);
+    const uchar *p= reinterpret_cast<const uchar *>(row_.pk);
+    if (!codec.decode_tuple(&table->key_info[active_index], k, k + row_.key_len, buf) ||
+        (has_pk && !codec.decode_tuple(&table->key_info[table->s->primary_key], p,
+                                       p + row_.pk_len, buf)))
+    {
+      last_error= "a malformed key of index " + std::to_string(cursor_index) + " in " +
+                  std::string(table->s->path.str);
+      sql_print_error("RIPTIDE: %s", last_error.c_str());
+      return HA_ERR_RIPTIDE;
+    }
     return 0;
-  char *err= nullptr;
-  riptide_status_t st= riptide_txn_iter_set_stop(iter, stop.empty() ? nullptr : stop.data(),
-                                                 stop.size(), &err);
-  if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  iter_stop= stop;
+  }
+  if (int error= unpack_row(row_.row, row_.row_len, buf, &blob_buf))
+    return error;
+  if (cursor_index != 0)
+  {
+    bool has_null= false;
+    codec.encode_key(keynr_of(cursor_index), buf, &entry_check_buf, &has_null);
+    *rejected= entry_check_buf.size() != row_.key_len ||
+               memcmp(entry_check_buf.data(), row_.key, row_.key_len) != 0;
+  }
   return 0;
 }
 
-/* Releases the row locks of the row read last if the connection's session may (READ
-   COMMITTED, taken by this statement, not written: riptide_hsession_unlock_row decides).
-   A failure only leaves the row locked: logged. */
-void ha_riptide::release_row_locks()
+int ha_riptide::cursor_status(riptide_status_t st, char *err)
 {
-  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(ha_thd(), riptide_hton));
-  if (!trx || !trx->txn || !share || cur_pk.empty())
-    return;
-  /* The locks this statement took: those since its savepoint, or with none (autocommit)
-     every lock of the transaction. */
-  size_t since= trx->stmt_savepoint ? trx->savepoints.size() : 0;
-  bool by_entry= locked_index != 0 && !locked_entry.empty();
-  char *err= nullptr;
-  riptide_status_t st= riptide_hsession_unlock_row(
-      trx->txn, share->table, by_entry ? locked_index : 0,
-      by_entry ? locked_entry.data() : nullptr, by_entry ? locked_entry.size() : 0,
-      cur_pk.data(), cur_pk.size(), since, nullptr, &err);
-  if (st != RIPTIDE_OK)
-    sql_print_warning("RIPTIDE: releasing a row lock of %s: %s (the row stays locked)",
-                      table->s->path.str, riptide_take_message(st, err).c_str());
+  last_read= Last_read::NONE;
+  return status_error(st, err);
+}
+
+/* Returns the row the cursor just read (row_) in `buf`, moving on in the given direction
+   (within the key tuple `within`, if given) past rows rejected by their entry check or by
+   the pushed index condition; HA_ERR_END_OF_FILE when there is none. */
+int ha_riptide::deliver(riptide_hsession_t *s, uchar *buf, bool forward,
+                        const std::string *within)
+{
+  for (;;)
+  {
+    if (!row_.found)
+    {
+      last_read= Last_read::NONE;
+      return HA_ERR_END_OF_FILE;
+    }
+    bool rejected= false;
+    if (int error= row_from_cursor(buf, &rejected))
+      return error;
+    int icp= rejected ? CHECK_NEG : pushed_condition(buf);
+    if (icp != CHECK_NEG)
+      return icp_error(icp);
+    /* Not wanted: as if the server had called unlock_row. */
+    unlock_row();
+    char *err= nullptr;
+    const char *w= within ? within->data() : nullptr;
+    size_t wlen= within ? within->size() : 0;
+    riptide_status_t st= forward ? riptide_hcursor_next(s, cursor, w, wlen, &row_, &err)
+                                 : riptide_hcursor_prev(s, cursor, w, wlen, &row_, &err);
+    if (st != RIPTIDE_OK)
+      return cursor_status(st, err);
+  }
 }
 
 /* The server no longer wants the row read last (the WHERE clause rejected it, or it lies
-   past the range): under READ COMMITTED its row locks go, as InnoDB's unlock_row. */
+   past the range): under READ COMMITTED its row locks go, as InnoDB's unlock_row (the
+   session decides what may go). A failure only leaves the row locked: logged. */
 void ha_riptide::unlock_row()
 {
-  if (!row_locked)
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(ha_thd(), riptide_hton));
+  if (!trx || !trx->txn || last_read == Last_read::NONE)
     return;
-  row_locked= false;
-  release_row_locks();
-}
-
-/* Decides, at the start of an index read, whether rows can be filled in from the index
-   entries alone: an index-only read (HA_EXTRA_KEYREAD) of a secondary index where every
-   column the statement reads is a decodable part (sort_decoding) of that index or of the
-   primary key. */
-void ha_riptide::plan_keyread()
-{
-  decode_from_key= false;
-  if (rindex(active_index) == 0 || !keyread_enabled() || keyread != active_index ||
-      active_index >= table->s->keys)
-    return;
-  const KEY *pk= has_pk ? &table->key_info[table->s->primary_key] : nullptr;
-  if (!codec.tuples_cover(&table->key_info[active_index], pk, table->read_set))
-    return;
-  /* Once the transaction has changed entries of this index, an entry of its snapshot may
-     point to a row it has since changed (or moved to another entry): rows are then read
-     and checked against their entries (read_from_iterator). */
-  int error= 0;
-  riptide_hsession_t *s= session(&error);
-  if (!s || riptide_hsession_wrote_index(s, share->table, rindex(active_index)))
-    return;
-  decode_from_key= true;
-}
-
-/* Whether the secondary entry `entry` (its key bytes run from `key_off` to `pk_off`) is the
-   entry of the row in `buf` for the iterator's index. */
-bool ha_riptide::entry_matches_row(const uchar *buf, const char *entry, size_t key_off,
-                                   size_t pk_off)
-{
-  bool has_null= false;
-  codec.encode_key(keynr_of(iter_index), buf, &entry_check_buf, &has_null);
-  return entry_check_buf.size() == pk_off - key_off &&
-         memcmp(entry_check_buf.data(), entry + key_off, entry_check_buf.size()) == 0;
-}
-
-/* Returns the row under the iterator (moving on in the given direction past rows this
-   statement moved, and rows deleted before a locking read could lock them). A secondary
-   index entry gives the primary key; the row is then read by it. */
-int ha_riptide::read_from_iterator(uchar *buf, bool forward)
-{
-  const std::string &prefix= share->prefixes[iter_index];
-  for (;;)
-  {
-    if (!riptide_txn_iter_valid(iter))
-      return HA_ERR_END_OF_FILE;
-    size_t klen= 0, vlen= 0;
-    const char *k= riptide_txn_iter_key(iter, &klen);
-    std::string key(k, klen);
-    if (!moved_keys.empty() && moved_keys.count(key))
-    {
-      if (int error= step(forward))
-        return error;
-      continue;
-    }
-    std::string pk;
-    /* Where the primary key starts in the entry: after the index prefix (primary key), or
-       after the secondary key parts (a secondary entry ends with pk + its 2-byte length). */
-    size_t pk_off= prefix.size();
-    if (iter_index == 0)
-    {
-      if (klen < prefix.size())
-        return HA_ERR_END_OF_FILE;
-      pk.assign(k + prefix.size(), klen - prefix.size());
-    }
-    else
-    {
-      size_t len= 0;
-      if (!riptide_handler_entry_pk(k, klen, &pk_off, &len))
-      {
-        last_error= "a malformed secondary index entry in " + std::string(table->s->path.str);
-        sql_print_error("RIPTIDE: %s", last_error.c_str());
-        return HA_ERR_RIPTIDE;
-      }
-      pk.assign(k + pk_off, len);
-    }
-    bool from_key= false;
-    if (decode_from_key && iter_index != 0 && lock_rows == Riptide_row_lock::NONE)
-    {
-      /* An index-only read whose columns are all decodable parts of this key or of the
-         primary key: filled in from the entry's bytes, the row is not fetched. */
-      const uchar *kb= reinterpret_cast<const uchar *>(k);
-      const uchar *pk_end= kb + pk_off + pk.size();
-      from_key= codec.decode_tuple(&table->key_info[active_index], kb + prefix.size(),
-                                 kb + pk_off, buf) &&
-                (!has_pk || codec.decode_tuple(&table->key_info[table->s->primary_key],
-                                             kb + pk_off, pk_end, buf));
-    }
-    if (from_key)
-    {
-      cur_key= key;
-      cur_pk= pk;
-    }
-    else if (iter_index != 0 || (lock_rows != Riptide_row_lock::NONE && !iter_locking))
-    {
-      bool found= false;
-      if (int error= point_read(buf, pk, &found))
-        return error;
-      if (found && iter_index != 0 && !entry_matches_row(buf, k, prefix.size(), pk_off))
-      {
-        /* The entry is not the row's: an entry of the snapshot for a row this transaction
-           has since changed, or (locking read) one another transaction changed before the
-           lock was granted. InnoDB skips it too (the row is found through its own entry).
-           A row this read locked for nothing is released where the isolation allows. */
-        if (lock_rows != Riptide_row_lock::NONE)
-        {
-          locked_index= iter_index;
-          locked_entry= key;
-          unlock_row();
-        }
-        found= false;
-      }
-      if (!found)
-      {
-        if (int error= step(forward))
-          return error;
-        continue;
-      }
-      cur_key= key;
-    }
-    else
-    {
-      const char *v= riptide_txn_iter_value(iter, &vlen);
-      if (int error= unpack_row(v, vlen, buf))
-        return error;
-      cur_key= key;
-      cur_pk= pk;
-    }
-    row_locked= lock_rows != Riptide_row_lock::NONE && !from_key;
-    locked_index= iter_index;
-    if (iter_index != 0)
-      locked_entry= key;
-    else
-      locked_entry.clear();
-    int icp= pushed_condition(buf);
-    if (icp == CHECK_NEG)
-    {
-      /* Rejected by the pushed condition: as if the server had called unlock_row. */
-      unlock_row();
-      if (int error= step(forward))
-        return error;
-      continue;
-    }
-    return icp_error(icp);
-  }
+  char *err= nullptr;
+  riptide_status_t st= RIPTIDE_OK;
+  if (last_read == Last_read::CURSOR && cursor && cursor_mode != RIPTIDE_HCURSOR_SNAPSHOT)
+    st= riptide_hcursor_unlock_current(trx->txn, cursor, &err);
+  else if (last_read == Last_read::POINT && lock_rows != Riptide_row_lock::NONE)
+    st= riptide_hsession_unlock_row(trx->txn, share->table, cur_ref.data(), cur_ref.size(),
+                                    nullptr, &err);
+  last_read= Last_read::NONE;
+  if (st != RIPTIDE_OK)
+    sql_print_warning("RIPTIDE: releasing a row lock of %s: %s (the row stays locked)",
+                      table->s->path.str, riptide_take_message(st, err).c_str());
 }
 
 /* Index condition pushdown: the server hands the part of the WHERE clause that only uses
@@ -739,116 +598,70 @@ int ha_riptide::icp_error(int verdict)
   }
 }
 
-/* The RIPTIDE_ROW_LOCK_* value of lock_rows. */
-int32_t ha_riptide::row_lock_code() const
-{
-  /* SKIP LOCKED: rows another transaction holds are skipped, never waited for (the
-     iterator steps over them; a row read by primary key answers RIPTIDE_BUSY). */
-  if (skip_locked && lock_rows != Riptide_row_lock::NONE)
-    return lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED
-                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED;
-  return lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
-         : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
-                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE;
-}
-
-/* Reads the row with primary key `pk` through the session (locking it for a locking
-   read); it becomes the current row. */
-int ha_riptide::point_read(uchar *buf, const std::string &pk, bool *found)
-{
-  int error= 0;
-  riptide_hsession_t *s= session(&error);
-  if (!s)
-    return error;
-  char *v= nullptr, *err= nullptr;
-  size_t len= 0;
-  /* The rows a long UNIQUE key's duplicate check finds are read as committed now (a
-     locking read: current reads), not in the snapshot, and stay locked: shared for an
-     INSERT, exclusive when the statement goes on to replace or update the duplicate
-     (REPLACE, INSERT ... ON DUPLICATE KEY UPDATE), as InnoDB locks the duplicates its
-     unique checks find. */
-  int32_t lock= row_lock_code();
-  if (iter_current)
-    lock= ha_thd()->lex->duplicates == DUP_ERROR ? RIPTIDE_ROW_LOCK_SHARED
-                                                 : RIPTIDE_ROW_LOCK_EXCLUSIVE;
-  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk.data(), pk.size(), lock,
-                                                &v, &len, found, &err);
-  if (st == RIPTIDE_BUSY && (lock == RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED ||
-                             lock == RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED))
-  {
-    /* SKIP LOCKED: another transaction holds the row; the read goes on without it. */
-    riptide_free(err);
-    *found= false;
-    return 0;
-  }
-  if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  if (*found)
-  {
-    error= unpack_row(v, len, buf);
-    cur_pk= pk;
-    row_locked= lock_rows != Riptide_row_lock::NONE;
-    locked_index= 0;
-    locked_entry.clear();
-  }
-  riptide_free_value(v, len);
-  return error;
-}
-
 int ha_riptide::rnd_init(bool)
 {
-  cur_key.clear();
-  return make_iterator(0);
+  scan_positioned= false;
+  return use_cursor(0);
 }
 
 int ha_riptide::rnd_end()
 {
-  drop_iterator();
-  moved_keys.clear();
+  if (cursor)
+    riptide_hcursor_reset(cursor);
   return 0;
 }
 
 int ha_riptide::rnd_next(uchar *buf)
 {
-  if (!iter)
-  {
-    /* The iterator went with the transaction that made it (HANDLER ... READ NEXT in a
-       later statement): continue after the row read last. */
-    if (int error= make_iterator(0))
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    if (int error= use_cursor(0))
       return error;
-    if (!cur_key.empty())
-    {
-      scan_positioned= true;
-      if (int error= resync_iterator(true))
-        return error;
-      return read_from_iterator(buf, true);
-    }
-  }
+  if (int error= set_cursor_mode(wanted_cursor_mode()))
+    return error;
   char *err= nullptr;
-  riptide_status_t st;
-  if (!scan_positioned)
-  {
-    /* First call after rnd_init: position at the start. */
-    st= riptide_txn_iter_seek_to_first(iter, &err);
-    scan_positioned= true;
-  }
-  else
-    st= riptide_txn_iter_next(iter, &err);
+  /* The first call after rnd_init starts at the first row; later ones go on after the row
+     read last (also in a later transaction: HANDLER ... READ NEXT). */
+  riptide_status_t st= scan_positioned
+                           ? riptide_hcursor_next(s, cursor, nullptr, 0, &row_, &err)
+                           : riptide_hcursor_first(s, cursor, &row_, &err);
+  scan_positioned= true;
   if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  return read_from_iterator(buf, true);
+    return cursor_status(st, err);
+  return deliver(s, buf, true, nullptr);
 }
 
+/* Reads the row `pos` refers to (position()); the scan's cursor stays where it was. */
 int ha_riptide::rnd_pos(uchar *buf, uchar *pos)
 {
-  std::string pk(reinterpret_cast<const char *>(pos), ref_length);
-  bool found= false;
-  if (int error= point_read(buf, pk, &found))
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
     return error;
-  if (!found)
-    return HA_ERR_KEY_NOT_FOUND;
-  /* The scan's iterator stays where it was: rnd_next continues from there. */
-  return 0;
+  int32_t lock= lock_rows == Riptide_row_lock::NONE     ? RIPTIDE_ROW_LOCK_NONE
+                : lock_rows == Riptide_row_lock::SHARED ? RIPTIDE_ROW_LOCK_SHARED
+                                                        : RIPTIDE_ROW_LOCK_EXCLUSIVE;
+  char *v= nullptr, *err= nullptr;
+  size_t len= 0;
+  bool found= false;
+  riptide_status_t st= riptide_hsession_get_row(s, share->table,
+                                                reinterpret_cast<const char *>(pos),
+                                                ref_length, lock, &v, &len, &found, &err);
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  if (found)
+  {
+    error= unpack_row(v, len, buf, &blob_buf);
+    cur_ref.assign(reinterpret_cast<const char *>(pos), ref_length);
+    last_read= Last_read::POINT;
+  }
+  riptide_free_value(v, len);
+  if (error)
+    return error;
+  return found ? 0 : HA_ERR_KEY_NOT_FOUND;
 }
 
 void ha_riptide::position(const uchar *record)
@@ -858,206 +671,138 @@ void ha_riptide::position(const uchar *record)
     encode_pk(record, &key_buf);
     memcpy(ref, key_buf.data(), ref_length);
   }
-  else if (cur_pk.size() == 8)
-    memcpy(ref, cur_pk.data(), 8);
+  else if (cur_ref.size() == ref_length)
+    memcpy(ref, cur_ref.data(), ref_length);
 }
 
-/* The iterator is made by the first read that needs one: a primary key point read
-   (index_read_map of a whole primary key) is a get, and building a cursor over every table
-   of the index for it cost more than the get itself. */
 int ha_riptide::index_init(uint idx, bool)
 {
-  drop_iterator();
-  moved_keys.clear();
   active_index= idx;
-  cur_key.clear();
-  iter_stale= false;
-  return 0;
+  return use_cursor(rindex(idx));
 }
 
 int ha_riptide::index_end()
 {
-  drop_iterator();
-  moved_keys.clear();
+  if (cursor)
+    riptide_hcursor_reset(cursor);
   active_index= MAX_KEY;
   return 0;
 }
 
-/* Before the exact read of a long UNIQUE key's hash `prefix` (index prefix included):
-   the server's duplicate check (check_duplicate_long_entry_key; the optimizer never reads
-   these keys). Its read alone would be a race: two sessions inserting one value could both
-   find no row, the other's being uncommitted (and, under REPEATABLE READ, not in the
-   snapshot even once committed). So the hash value is locked first, exclusively, until
-   the transaction ends (riptide_hsession_lock_value: the same lock-only key the engine's
-   own unique checks take), and the read goes to a new iterator over the newest committed
-   entries merged with the session's own (riptide_hsession_iter_create_current), made
-   after the lock: a second session checking the value waits for the first to end, then
-   sees its row. No gap locks: inserts of other values never wait. */
-int ha_riptide::hash_lookup_prepare(const std::string &prefix)
+int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
+                               enum ha_rkey_function find_flag)
 {
   int error= 0;
   riptide_hsession_t *s= session(&error);
   if (!s)
     return error;
   uint ri= rindex(active_index);
-  size_t skip= share->prefixes[ri].size();
+  if (!cursor || cursor_index != ri)
+    if (int error= use_cursor(ri))
+      return error;
+  bool full= codec.encode_key_image(ha_thd(), active_index, key, keypart_map, &key_buf);
   char *err= nullptr;
-  riptide_status_t st= riptide_hsession_lock_value(s, share->table, ri, prefix.data() + skip,
-                                                   prefix.size() - skip, &err);
-  if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  return make_iterator(ri, true);
-}
-
-int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
-                               enum ha_rkey_function find_flag)
-{
-  std::string prefix;
-  bool full= encode_key_tuple(active_index, key, keypart_map, &prefix);
-  /* A whole primary key read exactly is a get: no iterator needed. */
-  bool point_get= full && rindex(active_index) == 0 &&
-                  (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX);
+  riptide_status_t st;
   if (full && find_flag == HA_READ_KEY_EXACT &&
       table->key_info[active_index].algorithm == HA_KEY_ALG_LONG_HASH)
   {
-    if (int error= hash_lookup_prepare(prefix))
-      return error;
+    /* The server's duplicate check of a long UNIQUE key (check_duplicate_long_entry_key;
+       the optimizer never reads these keys), an exact read of the key's hash. Its read
+       alone would be a race: two sessions inserting one value could both find no row, the
+       other's being uncommitted (and, under REPEATABLE READ, not in the snapshot even once
+       committed). So the hash value is locked first, exclusively, until the transaction
+       ends (the same lock-only key the engine's own unique checks take), and the read
+       goes to the newest committed entries merged with the session's own: a second
+       session checking the value waits for the first to end, then sees its row. The rows
+       it finds are locked as InnoDB locks the duplicates its unique checks find: shared
+       for an INSERT, exclusive when the statement goes on to replace or update the
+       duplicate (REPLACE, INSERT ... ON DUPLICATE KEY UPDATE). No gap locks: inserts of
+       other values never wait. */
+    st= riptide_hsession_lock_value(s, share->table, ri, key_buf.data(), key_buf.size(), &err);
+    if (st != RIPTIDE_OK)
+      return status_error(st, err);
+    error= set_cursor_mode(ha_thd()->lex->duplicates == DUP_ERROR
+                               ? RIPTIDE_HCURSOR_CURRENT_SHARED
+                               : RIPTIDE_HCURSOR_CURRENT_EXCLUSIVE);
   }
-  else if (!point_get && (!iter || iter_current))
-    if (int error= make_iterator(rindex(active_index)))
-      return error;
-  plan_keyread();
-  bool backward= find_flag == HA_READ_BEFORE_KEY || find_flag == HA_READ_KEY_OR_PREV ||
-                 find_flag == HA_READ_PREFIX_LAST ||
-                 find_flag == HA_READ_PREFIX_LAST_OR_PREV;
-  range_stop= backward ? std::string() : range_stop_of(active_index);
-  if (point_get)
+  else
+    error= set_cursor_mode(wanted_cursor_mode());
+  if (error)
+    return error;
+  plan_keyread(s);
+  if (full && ri == 0 && (find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX))
   {
-    /* A primary key point read: no iterator move (index_next re-seeks from cur_key). */
-    bool found= false;
-    std::string pk= prefix.substr(share->prefixes[0].size());
-    if (int error= point_read(buf, pk, &found))
-      return error;
-    cur_key= prefix;
-    iter_stale= true;
-    if (!found)
+    /* A whole primary key read exactly: a point read (no iterator), which also positions
+       the cursor for an index_next after it. */
+    st= riptide_hcursor_get(s, cursor, key_buf.data(), key_buf.size(), &row_, &err);
+    if (st != RIPTIDE_OK)
+      return cursor_status(st, err);
+    if (!row_.found)
+    {
+      last_read= Last_read::NONE;
       return HA_ERR_KEY_NOT_FOUND;
+    }
+    bool rejected= false;
+    if (int error= row_from_cursor(buf, &rejected))
+      return error;
     int icp= pushed_condition(buf);
     return icp == CHECK_NEG || icp == CHECK_OUT_OF_RANGE ? HA_ERR_KEY_NOT_FOUND
                                                          : icp_error(icp);
   }
-  iter_stale= false;
-  std::string succ= prefix_successor(prefix);
-  /* A forward read of one prefix ends with it: no lock past it (nor past the range). */
-  bool one_prefix= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX;
-  if (int error= set_stop(one_prefix ? min_stop(range_stop, succ) : range_stop))
-    return error;
-  char *err= nullptr;
-  riptide_status_t st= RIPTIDE_OK;
-  bool forward= true;
-  switch (find_flag)
-  {
-  case HA_READ_KEY_EXACT:
-  case HA_READ_PREFIX:
-  case HA_READ_KEY_OR_NEXT:
-    st= riptide_txn_iter_seek(iter, prefix.data(), prefix.size(), &err);
-    break;
-  case HA_READ_AFTER_KEY:
-    st= riptide_txn_iter_seek(iter, succ.data(), succ.size(), &err);
-    break;
-  case HA_READ_BEFORE_KEY:
-    forward= false;
-    st= riptide_txn_iter_seek_for_prev(iter, prefix.data(), prefix.size(), &err);
-    if (st == RIPTIDE_OK && riptide_txn_iter_valid(iter))
-    {
-      size_t klen= 0;
-      const char *k= riptide_txn_iter_key(iter, &klen);
-      if (klen >= prefix.size() && memcmp(k, prefix.data(), prefix.size()) == 0)
-        st= riptide_txn_iter_prev(iter, &err);
-    }
-    break;
-  case HA_READ_KEY_OR_PREV:
-  case HA_READ_PREFIX_LAST:
-  case HA_READ_PREFIX_LAST_OR_PREV:
-    forward= false;
-    st= riptide_txn_iter_seek(iter, succ.data(), succ.size(), &err);
-    if (st == RIPTIDE_OK)
-      st= riptide_txn_iter_valid(iter) ? riptide_txn_iter_prev(iter, &err)
-                                       : riptide_txn_iter_seek_to_last(iter, &err);
-    break;
-  default:
-    return HA_ERR_UNSUPPORTED;
-  }
-  if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  int error= read_from_iterator(buf, forward);
-  if (error == HA_ERR_END_OF_FILE)
-    return HA_ERR_KEY_NOT_FOUND;
-  if (error)
-    return error;
-  bool need_prefix= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX ||
-                    find_flag == HA_READ_PREFIX_LAST;
-  if (need_prefix && cur_key.compare(0, prefix.size(), prefix) != 0)
-    return HA_ERR_KEY_NOT_FOUND;
-  return 0;
-}
-
-/* After a point read the iterator is elsewhere: put it back on (or next to) cur_key. */
-int ha_riptide::resync_iterator(bool forward)
-{
-  iter_stale= false;
-  char *err= nullptr;
-  riptide_status_t st= forward
-                           ? riptide_txn_iter_seek(iter, cur_key.data(), cur_key.size(), &err)
-                           : riptide_txn_iter_seek_for_prev(iter, cur_key.data(),
-                                                            cur_key.size(), &err);
-  if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  if (riptide_txn_iter_valid(iter))
-  {
-    size_t klen= 0;
-    const char *k= riptide_txn_iter_key(iter, &klen);
-    if (std::string(k, klen) == cur_key)
-      return step(forward);
-  }
-  return 0;
-}
-
-/* index_next / index_prev: one step of the open iterator in `forward`'s direction; a
-   forward step ends at `stop` (set_stop). */
-int ha_riptide::index_step(uchar *buf, bool forward, const std::string &stop)
-{
-  if (!iter)
-  {
-    /* A new transaction (HANDLER ... READ in a later statement): continue from the key
-       read last, or from the end the direction starts at if none was. */
-    if (int error= make_iterator(rindex(active_index)))
-      return error;
-    if (cur_key.empty())
-      return forward ? index_first(buf) : index_last(buf);
-    plan_keyread();
-    iter_stale= true;
-  }
+  int32_t how= seek_of(find_flag);
+  bool forward= how == RIPTIDE_HSEEK_AT_OR_AFTER || how == RIPTIDE_HSEEK_AFTER;
   if (forward)
-    if (int error= set_stop(stop))
-      return error;
-  if (iter_stale)
   {
-    if (int error= resync_iterator(forward))
+    if (int error= set_range_end())
       return error;
   }
-  else if (int error= step(forward))
-    return error;
-  return read_from_iterator(buf, forward);
+  /* An exact read (of one key prefix) only returns rows of that prefix; a forward one
+     ends with it (no lock past it, nor past the range). */
+  bool exact= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX ||
+              find_flag == HA_READ_PREFIX_LAST;
+  st= riptide_hcursor_seek(s, cursor, key_buf.data(), key_buf.size(), how, exact, &row_, &err);
+  if (st != RIPTIDE_OK)
+    return cursor_status(st, err);
+  error= deliver(s, buf, forward, exact ? &key_buf : nullptr);
+  return error == HA_ERR_END_OF_FILE ? HA_ERR_KEY_NOT_FOUND : error;
 }
 
-int ha_riptide::index_next(uchar *buf) { return index_step(buf, true, range_stop); }
+/* index_next / index_prev: one step of the scan in `forward`'s direction (a forward step
+   of a locking read ends at the range end). */
+int ha_riptide::index_step(uchar *buf, bool forward)
+{
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    if (int error= use_cursor(rindex(active_index)))
+      return error;
+  if (int error= set_cursor_mode(wanted_cursor_mode()))
+    return error;
+  char *err= nullptr;
+  riptide_status_t st= forward ? riptide_hcursor_next(s, cursor, nullptr, 0, &row_, &err)
+                               : riptide_hcursor_prev(s, cursor, nullptr, 0, &row_, &err);
+  if (st != RIPTIDE_OK)
+    return cursor_status(st, err);
+  return deliver(s, buf, forward, nullptr);
+}
+
+int ha_riptide::index_next(uchar *buf) { return index_step(buf, true); }
+
+int ha_riptide::index_prev(uchar *buf) { return index_step(buf, false); }
 
 /* The next row while its key starts with `key` (key_copy format, `keylen` bytes): compared
-   on the encoded key bytes, so it holds also when the record's key columns were not filled
-   (an index-only read that needs no column). */
+   on the key tuples, so it holds also when the record's key columns were not filled (an
+   index-only read that needs no column); a locking read does not lock the next key's row. */
 int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
 {
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    return HA_ERR_END_OF_FILE;
   KEY *ki= &table->key_info[active_index];
   key_part_map map= 0;
   uint len= 0;
@@ -1066,47 +811,53 @@ int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
     len+= ki->key_part[i].store_length;
     map|= key_part_map(1) << i;
   }
-  std::string prefix;
-  encode_key_tuple(active_index, key, map, &prefix);
-  /* The step ends with the prefix: a locking read does not lock the next key's row. */
-  if (int error= index_step(buf, true, min_stop(range_stop, prefix_successor(prefix))))
-    return error;
-  if (cur_key.compare(0, prefix.size(), prefix) != 0)
-    return HA_ERR_END_OF_FILE;
-  return 0;
+  codec.encode_key_image(ha_thd(), active_index, key, map, &key_buf);
+  char *err= nullptr;
+  riptide_status_t st=
+      riptide_hcursor_next(s, cursor, key_buf.data(), key_buf.size(), &row_, &err);
+  if (st != RIPTIDE_OK)
+    return cursor_status(st, err);
+  return deliver(s, buf, true, &key_buf);
 }
-
-int ha_riptide::index_prev(uchar *buf) { return index_step(buf, false, range_stop); }
 
 int ha_riptide::index_first(uchar *buf)
 {
-  if (!iter)
-    if (int error= make_iterator(rindex(active_index)))
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    if (int error= use_cursor(rindex(active_index)))
       return error;
-  plan_keyread();
-  iter_stale= false;
-  range_stop= range_stop_of(active_index);
-  if (int error= set_stop(range_stop))
+  if (int error= set_cursor_mode(wanted_cursor_mode()))
+    return error;
+  plan_keyread(s);
+  if (int error= set_range_end())
     return error;
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_iter_seek_to_first(iter, &err);
+  riptide_status_t st= riptide_hcursor_first(s, cursor, &row_, &err);
   if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  return read_from_iterator(buf, true);
+    return cursor_status(st, err);
+  return deliver(s, buf, true, nullptr);
 }
 
 int ha_riptide::index_last(uchar *buf)
 {
-  if (!iter)
-    if (int error= make_iterator(rindex(active_index)))
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    if (int error= use_cursor(rindex(active_index)))
       return error;
-  plan_keyread();
-  iter_stale= false;
+  if (int error= set_cursor_mode(wanted_cursor_mode()))
+    return error;
+  plan_keyread(s);
   char *err= nullptr;
-  riptide_status_t st= riptide_txn_iter_seek_to_last(iter, &err);
+  riptide_status_t st= riptide_hcursor_last(s, cursor, &row_, &err);
   if (st != RIPTIDE_OK)
-    return status_error(st, err);
-  return read_from_iterator(buf, false);
+    return cursor_status(st, err);
+  return deliver(s, buf, false, nullptr);
 }
 
 int ha_riptide::info(uint flag)
@@ -1167,12 +918,11 @@ int ha_riptide::extra(enum ha_extra_function operation)
 
 int ha_riptide::reset()
 {
-  drop_iterator();
-  moved_keys.clear();
+  if (cursor)
+    riptide_hcursor_reset(cursor);
   lock_rows= Riptide_row_lock::NONE;
   skip_locked= false;
-  row_locked= false;
-  range_stop.clear();
+  last_read= Last_read::NONE;
   return 0;
 }
 
@@ -1193,7 +943,9 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
   return start_stmt(thd, TL_UNLOCK);
 }
 
-/* Begins the statement: session, statement savepoint, registration with the server. */
+/* Begins the statement: session, statement savepoint (the session's: inside a
+   multi-statement transaction, so a failing statement rolls back only itself),
+   registration with the server. */
 int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
 {
   autoinc_rows_left= 0;
@@ -1204,20 +956,16 @@ int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
   if (!s)
     return error;
   Riptide_trx *trx= get_trx(thd);
+  bool multi= in_multi_statement(thd);
   /* Not for an ALTER TABLE copy's own session (session() returns it). */
   if (s == trx->txn)
   {
     char *err= nullptr;
     riptide_status_t st= begin_statement_waits(thd, trx, &err);
+    if (st == RIPTIDE_OK && multi)
+      st= riptide_hsession_begin_statement(s, &err);
     if (st != RIPTIDE_OK)
       return status_error(st, err);
-  }
-  bool multi= in_multi_statement(thd);
-  if (multi && !trx->stmt_savepoint)
-  {
-    if (!push_savepoint(trx))
-      return HA_ERR_INTERNAL_ERROR;
-    trx->stmt_savepoint= true;
   }
   trans_register_ha(thd, false, riptide_hton, 0);
   if (multi)
@@ -1274,48 +1022,25 @@ THR_LOCK_DATA **ha_riptide::store_lock(THD *thd, THR_LOCK_DATA **to,
 }
 
 /* Counts the index keys in the range (up to RANGE_COUNT_LIMIT, then extrapolates from the
-   row estimate); never 0, which the optimizer would take as proof of an empty range. */
+   row estimate); never 0, which the optimizer would take as proof of an empty range. The
+   range starts at or (HA_READ_AFTER_KEY) after min_key's tuple, and ends up to and
+   including (HA_READ_AFTER_KEY) or below (HA_READ_BEFORE_KEY) max_key's. */
 ha_rows ha_riptide::records_in_range(uint inx, const key_range *min_key,
                                      const key_range *max_key, page_range *)
 {
   if (!share)
     return 10;
-  uint ri= rindex(inx);
-  const std::string &prefix= share->prefixes[ri];
   std::string lo, hi;
-  bool has_hi= false;
   if (min_key)
-  {
-    encode_key_tuple(inx, min_key->key, min_key->keypart_map, &lo);
-    if (min_key->flag == HA_READ_AFTER_KEY)
-      lo= prefix_successor(lo);
-  }
-  else
-    lo= prefix;
+    codec.encode_key_image(ha_thd(), inx, min_key->key, min_key->keypart_map, &lo);
   if (max_key)
-  {
-    encode_key_tuple(inx, max_key->key, max_key->keypart_map, &hi);
-    /* HA_READ_AFTER_KEY: up to and including the key; HA_READ_BEFORE_KEY: below it. */
-    if (max_key->flag == HA_READ_AFTER_KEY)
-      hi= prefix_successor(hi);
-    has_hi= !hi.empty();
-  }
-  if (lo.size() < prefix.size() || lo.compare(0, prefix.size(), prefix) != 0)
-    return 1;
-  std::string lo_rel= lo.substr(prefix.size());
-  std::string hi_rel;
-  if (has_hi)
-  {
-    if (hi.size() >= prefix.size() && hi.compare(0, prefix.size(), prefix) == 0)
-      hi_rel= hi.substr(prefix.size());
-    else
-      has_hi= false; /* past the end of the index */
-  }
+    codec.encode_key_image(ha_thd(), inx, max_key->key, max_key->keypart_map, &hi);
   uint64_t count= 0;
   char *err= nullptr;
   riptide_status_t st= riptide_htable_estimate_range(
-      share->table, ri, lo_rel.data(), lo_rel.size(), has_hi ? hi_rel.data() : nullptr,
-      has_hi ? hi_rel.size() : 0, RANGE_COUNT_LIMIT, &count, &err);
+      share->table, rindex(inx), min_key ? lo.data() : nullptr, lo.size(),
+      min_key && min_key->flag == HA_READ_AFTER_KEY, max_key ? hi.data() : nullptr, hi.size(),
+      max_key && max_key->flag == HA_READ_AFTER_KEY, RANGE_COUNT_LIMIT, &count, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_warning("RIPTIDE: records_in_range: %s", riptide_take_message(st, err).c_str());

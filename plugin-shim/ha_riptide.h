@@ -1,9 +1,11 @@
 /*
   ha_riptide: the MariaDB handler of Riptide (ENGINE=RIPTIDE).
 
-  A thin C++ layer: it turns MariaDB rows and keys into bytes and forwards every operation to
-  the Riptide C ABI (crates/capi/include/riptide.h). Layout, transactions and the known gaps
-  of this milestone: plugin-shim/README.md.
+  A thin C++ layer: it turns MariaDB rows and keys into bytes (record_codec.h) and forwards
+  every operation to the Riptide C ABI (crates/capi/include/riptide.h), which owns the key
+  layout, cursors, sessions and statements. Files: ha_riptide.cc (reads and writes),
+  ddl.cc (table-level operations), transactions.cc (the handlerton's transactions and XA),
+  sysvars.cc, hton.cc. Layout, transactions and the known gaps: plugin-shim/README.md.
 */
 #pragma once
 
@@ -11,10 +13,8 @@
 #include "handler.h"
 #include "thr_lock.h"
 
-#include <atomic>
 #include <cstdint>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "riptide.h"
@@ -28,11 +28,8 @@ public:
   THR_LOCK lock;
   /* The table in Riptide's data dictionary (crates/handler): indexes, counters. */
   riptide_htable_t *table= nullptr;
-  /* Per Riptide index (0: primary or hidden key, then the secondary indexes in MariaDB key
-     order): the bytes every key of the index starts with in an iterator. */
-  std::vector<std::string> prefixes;
   /* The shim's key format the table was created with (riptide_htable_key_format; 0 and 1:
-     the original encoding; KEY_FORMAT_* in ha_riptide.cc). */
+     the original encoding; KEY_FORMAT_* in record_codec.h). */
   uint32_t key_format= 0;
   /* The ALTER TABLE copy running into this (#sql-alter) table, if any: its session is the
      one every handler of the table reads and writes through, so that the server's lookup
@@ -118,64 +115,52 @@ public:
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
   int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
 
-  /* Frees the iterator: called before the connection's transaction ends. */
-  void drop_iterator();
   /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a stored row. */
   bool keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys, size_t nkeys);
 
 private:
+  /* How the last row was read: unlock_row releases its locks through the same road. */
+  enum class Last_read
+  {
+    NONE,
+    /* Through the cursor (riptide_hcursor_unlock_current). */
+    CURSOR,
+    /* By its reference (rnd_pos: riptide_hsession_unlock_row). */
+    POINT
+  };
+
   Riptide_share *share= nullptr;
   THR_LOCK_DATA lock_data;
   bool has_pk= false;
   /* The table name open() was given ("./db/t", or "./db/t#P#p0" for a partition): the
      table's name in Riptide's data dictionary. */
   std::string open_name;
-  /* The key (index prefix included) the iterator returned last: re-seeks after point reads. */
-  std::string cur_key;
-  /* The primary key (or hidden row id) of the row read last: position(), hidden-key
-     updates and deletes. */
-  std::string cur_pk;
-  /* The iterator is not on cur_key (a point read happened): re-seek before moving. */
-  bool iter_stale= false;
-  /* rnd_next has positioned the iterator (false right after rnd_init). */
+  /* The table's keys and rows as bytes (bound at open). */
+  Riptide_codec codec;
+  /* The cursor of the current scan, over Riptide index cursor_index (made by the first
+     rnd_init / index_init of an index and kept while the handler reads that index). */
+  riptide_hcursor_t *cursor= nullptr;
+  uint cursor_index= 0;
+  /* The RIPTIDE_HCURSOR_* mode last given to the cursor. */
+  int32_t cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
+  /* What the last cursor call returned (views into the cursor until its next call). */
+  riptide_hrow_t row_{};
+  /* The reference of the row read last (its primary key tuple, or its hidden row id):
+     position() of a table without a primary key, and its updates and deletes. */
+  std::string cur_ref;
+  Last_read last_read= Last_read::NONE;
+  /* rnd_next has positioned the cursor (false right after rnd_init). */
   bool scan_positioned= false;
-  /* This index read fills rows from the index entries (plan_keyread). */
-  bool decode_from_key= false;
-  riptide_txn_iter_t *iter= nullptr;
-  /* Riptide index the iterator runs over (0: primary / hidden key). */
-  uint iter_index= 0;
-  /* The iterator is a locking one (made while lock_rows was not NONE): it reads the newest
-     committed rows, locks each row it returns and, under REPEATABLE READ and SERIALIZABLE,
-     the gaps it walks (riptide_hsession_iter_create_locking). */
-  bool iter_locking= false;
-  /* The iterator reads the newest committed entries without locks: a long UNIQUE key's
-     duplicate check (hash_lookup_prepare); the rows it finds are read locked. */
-  bool iter_current= false;
+  /* The cursor reads key tuples only, and rows are filled in from them (plan_keyread). */
+  bool keys_only= false;
   Riptide_row_lock lock_rows= Riptide_row_lock::NONE;
   /* SELECT ... SKIP LOCKED (TL_*_SKIP_LOCKED): locking reads skip rows other transactions
      hold instead of waiting. */
   bool skip_locked= false;
-  /* Where the current range ends (from handler::end_range, taken when a read positions the
-     iterator), as a stop key for forward steps; empty: none (range_stop_of). */
-  std::string range_stop;
-  /* The stop key set on the iterator now (riptide_txn_iter_set_stop; empty: none). */
-  std::string iter_stop;
-  /* The row read last was locked by this handler (a locking read): unlock_row may release
-     it. Its secondary index entry, when it was reached through one (Riptide index
-     locked_index), else empty. */
-  bool row_locked= false;
-  uint locked_index= 0;
-  std::string locked_entry;
-  /* Primary keys (prefixed) this statement moved a row to while scanning: not read again
-     by the scan (the Halloween problem). */
-  std::unordered_set<std::string> moved_keys;
-  /* The table's keys and rows as bytes (bound at open). */
-  Riptide_codec codec;
   /* Scratch buffers. */
   std::string key_buf;
   std::string entry_check_buf;
   std::string val_buf;
-  std::vector<uchar> rec_buf;
   /* Blob bodies of the row read last (the record's blob pointers point here): valid until
      the next row read on this handler. */
   std::string blob_buf;
@@ -198,38 +183,27 @@ private:
   Riptide_share *get_share(const char *name, int *error);
   riptide_hsession_t *session(int *error);
   int status_error(riptide_status_t st, char *msg);
+  int row_error(riptide_status_t st, char *err, size_t dup_index);
   /* MariaDB key number <-> Riptide index number. */
   uint rindex(uint keynr) const { return has_pk ? keynr : keynr + 1; }
   uint keynr_of(size_t rindex) const { return has_pk ? uint(rindex) : uint(rindex) - 1; }
   void encode_pk(const uchar *record, std::string *out);
   void encode_secondary(const uchar *record, std::vector<std::string> *bufs,
                         std::vector<riptide_hkey_t> *keys);
-  int encode_key_tuple(uint keynr, const uchar *key, key_part_map keypart_map,
-                       std::string *out);
   int check_row_size(const uchar *buf, size_t key_len);
-  void pack_row(const uchar *buf, std::string *out);
-  int unpack_row(const char *value, size_t len, uchar *buf)
-  {
-    return unpack_row(value, len, buf, &blob_buf);
-  }
   int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
-  int make_iterator(uint index, bool current= false);
-  int hash_lookup_prepare(const std::string &prefix);
-  int read_from_iterator(uchar *buf, bool forward);
-  bool entry_matches_row(const uchar *buf, const char *entry, size_t key_off, size_t pk_off);
-  std::string secondary_entry(uint index, const std::string &key, const std::string &pk) const;
-  int step(bool forward);
-  int resync_iterator(bool forward);
-  int index_step(uchar *buf, bool forward, const std::string &stop);
-  std::string range_stop_of(uint keynr);
-  int set_stop(const std::string &stop);
-  void release_row_locks();
-  int32_t row_lock_code() const;
-  int point_read(uchar *buf, const std::string &pk, bool *found);
+  int use_cursor(uint index);
+  void close_cursor();
+  int32_t wanted_cursor_mode() const;
+  int set_cursor_mode(int32_t mode);
+  void plan_keyread(riptide_hsession_t *s);
+  int set_range_end();
+  int row_from_cursor(uchar *buf, bool *rejected);
+  int deliver(riptide_hsession_t *s, uchar *buf, bool forward, const std::string *within);
+  int cursor_status(riptide_status_t st, char *err);
   int pushed_condition(uchar *buf);
-  void plan_keyread();
   int icp_error(int verdict);
-  int row_error(riptide_status_t st, char *err, size_t dup_index);
+  int index_step(uchar *buf, bool forward);
   void observe_autoinc(const uchar *record);
   int wait_for_prepared(const char *name);
   int begin_alter_copy();

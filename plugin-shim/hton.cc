@@ -28,6 +28,37 @@ std::string riptide_take_message(riptide_status_t st, char *msg)
   return out;
 }
 
+int riptide_ha_error(riptide_status_t st, Riptide_call call)
+{
+  switch (st)
+  {
+  case RIPTIDE_OK:
+    return 0;
+  case RIPTIDE_TIMED_OUT:
+    return HA_ERR_LOCK_WAIT_TIMEOUT;
+  case RIPTIDE_INTERRUPTED:
+    /* KILL QUERY (or shutdown) ended a lock wait (riptide_kill_query), as InnoDB's
+       DB_INTERRUPTED. */
+    return HA_ERR_ABORTED_BY_USER;
+  case RIPTIDE_DEADLOCK:
+  case RIPTIDE_CONFLICT:
+    return HA_ERR_LOCK_DEADLOCK;
+  case RIPTIDE_DUPLICATE_KEY:
+    return HA_ERR_FOUND_DUPP_KEY;
+  case RIPTIDE_NOT_FOUND:
+    if (call == Riptide_call::DDL)
+      return HA_ERR_NO_SUCH_TABLE;
+    break;
+  case RIPTIDE_BUSY:
+    if (call == Riptide_call::DDL)
+      return HA_ERR_TABLE_EXIST;
+    break;
+  default:
+    break;
+  }
+  return call == Riptide_call::ROW ? HA_ERR_RIPTIDE : HA_ERR_INTERNAL_ERROR;
+}
+
 namespace {
 
 bool riptide_show_status(handlerton *, THD *thd, stat_print_fn *print, enum ha_stat_type type)

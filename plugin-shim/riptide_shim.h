@@ -42,3 +42,24 @@ std::string riptide_resolve_data_dir();
 
 /* Takes ownership of a message from the C ABI (the status name when there is none). */
 std::string riptide_take_message(riptide_status_t st, char *msg);
+
+/* What a call of the C ABI was doing when it failed: decides what a status without a
+   MariaDB counterpart of its own becomes (riptide_ha_error). */
+enum class Riptide_call
+{
+  /* A row operation of the handler: other failures are HA_ERR_RIPTIDE, whose message the
+     handler keeps (get_error_message). */
+  ROW,
+  /* The handlerton's commit, rollback, prepare: HA_ERR_INTERNAL_ERROR. */
+  TRANSACTION,
+  /* CREATE, DROP, RENAME, TRUNCATE of a table: a missing table is HA_ERR_NO_SUCH_TABLE,
+     an existing one HA_ERR_TABLE_EXIST, other failures HA_ERR_INTERNAL_ERROR. */
+  DDL
+};
+
+/* The MariaDB handler error for a failed C ABI call (0 for RIPTIDE_OK): the one place
+   engine statuses become MariaDB errors. A lock wait timeout is HA_ERR_LOCK_WAIT_TIMEOUT,
+   an interrupted wait (KILL, shutdown) HA_ERR_ABORTED_BY_USER, a deadlock victim or a lost
+   write conflict HA_ERR_LOCK_DEADLOCK (the caller rolls the transaction back), a duplicate
+   key HA_ERR_FOUND_DUPP_KEY; the rest as `call` says. */
+int riptide_ha_error(riptide_status_t st, Riptide_call call);

@@ -10,9 +10,10 @@
 #include "log.h"
 #include <mysql/plugin.h>
 
-#include "ha_riptide.h"
 #include "riptide_shim.h"
 #include "transactions.h"
+
+#include <set>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -35,16 +36,8 @@ bool in_multi_statement(THD *thd)
   return thd_test_options(thd, OPTION_NOT_AUTOCOMMIT | OPTION_BEGIN);
 }
 
-static void drop_iterators(Riptide_trx *trx)
-{
-  for (ha_riptide *h : std::set<ha_riptide *>(trx->iterators))
-    h->drop_iterator();
-  trx->iterators.clear();
-}
-
 static void end_txn(Riptide_trx *trx)
 {
-  drop_iterators(trx);
   {
     std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
     riptide_hinterrupt_destroy(trx->interrupter);
@@ -52,8 +45,6 @@ static void end_txn(Riptide_trx *trx)
   }
   riptide_hsession_destroy(trx->txn);
   trx->txn= nullptr;
-  trx->savepoints.clear();
-  trx->stmt_savepoint= false;
 }
 
 /* Begins the connection's Riptide session with the connection's isolation level; with
@@ -75,8 +66,6 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
     trx->txn= nullptr;
     return st;
   }
-  trx->savepoints.clear();
-  trx->stmt_savepoint= false;
   trx->lock_timeout_ms= riptide_lock_wait_timeout_ms(thd);
   riptide_hinterrupt_t *interrupter= nullptr;
   st= riptide_hsession_interrupter(trx->txn, &interrupter, err);
@@ -141,38 +130,6 @@ static void riptide_kill_query(handlerton *, THD *thd, enum thd_kill_levels)
   }
 }
 
-/* Pushes a savepoint (`id`: 0 for a statement's, else an SQL savepoint's); false on
-   failure (logged). */
-bool push_savepoint(Riptide_trx *trx, uint64_t id)
-{
-  char *err= nullptr;
-  riptide_status_t st= riptide_hsession_set_savepoint(trx->txn, &err);
-  if (st != RIPTIDE_OK)
-  {
-    sql_print_error("RIPTIDE: set savepoint: %s", riptide_take_message(st, err).c_str());
-    return false;
-  }
-  trx->savepoints.push_back(id);
-  return true;
-}
-
-/* Pops the newest savepoint, undoing (rollback) or keeping (release) its writes. */
-static bool pop_savepoint(Riptide_trx *trx, bool rollback)
-{
-  char *err= nullptr;
-  riptide_status_t st= rollback ? riptide_hsession_rollback_to_savepoint(trx->txn, &err)
-                                : riptide_hsession_release_savepoint(trx->txn, &err);
-  if (!trx->savepoints.empty())
-    trx->savepoints.pop_back();
-  if (st != RIPTIDE_OK)
-  {
-    sql_print_error("RIPTIDE: %s savepoint: %s", rollback ? "rollback to" : "release",
-                    riptide_take_message(st, err).c_str());
-    return false;
-  }
-  return true;
-}
-
 /* A transaction that held at least this much memory for its writes and locks gives it
    back to the system when it ends (trim_after). */
 static constexpr size_t TRIM_AFTER_BYTES= 64 * 1024 * 1024;
@@ -191,37 +148,39 @@ static void trim_after(size_t held)
 #endif
 }
 
+/* Ends the statement inside a multi-statement transaction, keeping (`success`) or undoing
+   its writes; false on failure (logged). */
+static bool end_statement(Riptide_trx *trx, bool success)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_end_statement(trx->txn, success, &err);
+  if (st == RIPTIDE_OK)
+    return true;
+  sql_print_error("RIPTIDE: %s the statement: %s", success ? "keeping" : "rolling back",
+                  riptide_take_message(st, err).c_str());
+  return false;
+}
+
 static int riptide_commit(handlerton *, THD *thd, bool all)
 {
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (!trx || !trx->txn)
     return 0;
-  if (all || !in_multi_statement(thd))
-  {
-    drop_iterators(trx);
-    char *err= nullptr;
-    size_t held= riptide_hsession_approximate_memory(trx->txn);
-    riptide_status_t st= riptide_hsession_commit(trx->txn, &err);
-    end_txn(trx);
-    trim_after(held);
-    if (st != RIPTIDE_OK)
-    {
-      std::string msg= riptide_take_message(st, err);
-      push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
-                          "RIPTIDE: commit failed: %s", msg.c_str());
-      sql_print_warning("RIPTIDE: commit failed: %s", msg.c_str());
-      return st == RIPTIDE_CONFLICT || st == RIPTIDE_DEADLOCK ? HA_ERR_LOCK_DEADLOCK
-                                                              : HA_ERR_INTERNAL_ERROR;
-    }
+  if (!all && in_multi_statement(thd))
+    /* The end of a statement inside a transaction: keep its writes. */
+    return end_statement(trx, true) ? 0 : HA_ERR_INTERNAL_ERROR;
+  char *err= nullptr;
+  size_t held= riptide_hsession_approximate_memory(trx->txn);
+  riptide_status_t st= riptide_hsession_commit(trx->txn, &err);
+  end_txn(trx);
+  trim_after(held);
+  if (st == RIPTIDE_OK)
     return 0;
-  }
-  /* The end of a statement inside a transaction: keep its writes. */
-  if (trx->stmt_savepoint)
-  {
-    trx->stmt_savepoint= false;
-    pop_savepoint(trx, false);
-  }
-  return 0;
+  std::string msg= riptide_take_message(st, err);
+  push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                      "RIPTIDE: commit failed: %s", msg.c_str());
+  sql_print_warning("RIPTIDE: commit failed: %s", msg.c_str());
+  return riptide_ha_error(st, Riptide_call::TRANSACTION);
 }
 
 static int riptide_rollback(handlerton *, THD *thd, bool all)
@@ -229,26 +188,17 @@ static int riptide_rollback(handlerton *, THD *thd, bool all)
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (!trx || !trx->txn)
     return 0;
-  if (all || !in_multi_statement(thd))
-  {
-    drop_iterators(trx);
-    char *err= nullptr;
-    size_t held= riptide_hsession_approximate_memory(trx->txn);
-    /* A transaction that lost a conflict is already rolled back: not an error. */
-    riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
-    if (st != RIPTIDE_OK)
-      sql_print_warning("RIPTIDE: rollback: %s", riptide_take_message(st, err).c_str());
-    end_txn(trx);
-    trim_after(held);
-    return 0;
-  }
-  if (trx->stmt_savepoint)
-  {
-    drop_iterators(trx);
-    trx->stmt_savepoint= false;
-    if (!pop_savepoint(trx, true))
-      return HA_ERR_INTERNAL_ERROR;
-  }
+  if (!all && in_multi_statement(thd))
+    /* A failed statement inside a transaction: only it is undone. */
+    return end_statement(trx, false) ? 0 : HA_ERR_INTERNAL_ERROR;
+  char *err= nullptr;
+  size_t held= riptide_hsession_approximate_memory(trx->txn);
+  /* A transaction that lost a conflict is already rolled back: not an error. */
+  riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
+  if (st != RIPTIDE_OK)
+    sql_print_warning("RIPTIDE: rollback: %s", riptide_take_message(st, err).c_str());
+  end_txn(trx);
+  trim_after(held);
   return 0;
 }
 
@@ -276,12 +226,7 @@ static int riptide_prepare(handlerton *, THD *thd, bool all)
      follows and keeps the statement's writes). */
   if (!all && in_multi_statement(thd))
     return 0;
-  drop_iterators(trx);
-  if (trx->stmt_savepoint)
-  {
-    trx->stmt_savepoint= false;
-    pop_savepoint(trx, false);
-  }
+  /* (The session ends an open statement itself, keeping its writes.) */
   MYSQL_XID xid;
   thd_get_xid(thd, &xid);
   long glen= xid.gtrid_length, blen= xid.bqual_length;
@@ -301,9 +246,7 @@ static int riptide_prepare(handlerton *, THD *thd, bool all)
     push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
                         "RIPTIDE: prepare failed: %s", msg.c_str());
     sql_print_warning("RIPTIDE: prepare failed: %s", msg.c_str());
-    return st == RIPTIDE_CONFLICT || st == RIPTIDE_DEADLOCK ? HA_ERR_LOCK_DEADLOCK
-           : st == RIPTIDE_TIMED_OUT                       ? HA_ERR_LOCK_WAIT_TIMEOUT
-                                                           : HA_ERR_INTERNAL_ERROR;
+    return riptide_ha_error(st, Riptide_call::TRANSACTION);
   }
   return 0;
 }
@@ -390,74 +333,60 @@ static int riptide_close_connection(handlerton *, THD *thd)
   return 0;
 }
 
-/* SQL savepoints: `sv` holds the savepoint's id (0: set before the session began), which
-   Riptide_trx::savepoints finds in the session's savepoint stack. */
+/* SQL savepoints: `sv` holds the savepoint's id (0: set before the session began, so
+   nothing of the session precedes it), by which the session knows it. */
 static int riptide_savepoint_set(handlerton *, THD *thd, void *sv)
 {
   Riptide_trx *trx= get_trx(thd);
+  *static_cast<uint64_t *>(sv)= 0;
   if (!trx->txn)
-  {
-    *static_cast<uint64_t *>(sv)= 0;
     return 0;
-  }
   uint64_t id= ++trx->last_savepoint_id;
-  if (!push_savepoint(trx, id))
+  char *err= nullptr;
+  riptide_status_t st= riptide_hsession_savepoint_set(trx->txn, id, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: set savepoint: %s", riptide_take_message(st, err).c_str());
     return HA_ERR_INTERNAL_ERROR;
+  }
   *static_cast<uint64_t *>(sv)= id;
   return 0;
 }
 
-/* Where SQL savepoint `id` is in the session's stack (SIZE_MAX: not there). */
-static size_t savepoint_index(const Riptide_trx *trx, uint64_t id)
+/* ROLLBACK TO SAVEPOINT (rollback) and RELEASE SAVEPOINT, also the server's release of an
+   older savepoint of the same name when a SAVEPOINT reuses it: the session rolls back to
+   the savepoint (keeping it) or forgets it, keeping the ones set after it (InnoDB's
+   trx_release_savepoint_for_mysql). A savepoint the session does not have (set before it
+   began) undoes nothing. */
+static int finish_savepoint(THD *thd, void *sv, bool rollback)
 {
-  for (size_t i= trx->savepoints.size(); id && i-- > 0;)
-    if (trx->savepoints[i] == id)
-      return i;
-  return SIZE_MAX;
+  Riptide_trx *trx= get_trx(thd);
+  uint64_t id= *static_cast<uint64_t *>(sv);
+  if (!trx->txn || !id)
+    return 0;
+  char *err= nullptr;
+  riptide_status_t st= rollback ? riptide_hsession_savepoint_rollback(trx->txn, id, &err)
+                                : riptide_hsession_savepoint_release(trx->txn, id, &err);
+  if (st == RIPTIDE_OK)
+    return 0;
+  std::string msg= riptide_take_message(st, err);
+  if (st == RIPTIDE_NOT_FOUND)
+    return 0;
+  sql_print_error("RIPTIDE: %s savepoint: %s", rollback ? "rollback to" : "release",
+                  msg.c_str());
+  return HA_ERR_INTERNAL_ERROR;
 }
 
 static int riptide_savepoint_rollback(handlerton *, THD *thd, void *sv)
 {
-  Riptide_trx *trx= get_trx(thd);
-  uint64_t id= *static_cast<uint64_t *>(sv);
-  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
-  if (at == SIZE_MAX)
-    return 0;
-  drop_iterators(trx);
-  while (trx->savepoints.size() > at + 1)
-    if (!pop_savepoint(trx, true))
-      return HA_ERR_INTERNAL_ERROR;
-  /* Undo the writes after the savepoint and keep the savepoint itself. */
-  if (!pop_savepoint(trx, true) || !push_savepoint(trx, id))
-    return HA_ERR_INTERNAL_ERROR;
-  return 0;
+  return finish_savepoint(thd, sv, true);
 }
 
 static bool riptide_savepoint_rollback_can_release_mdl(handlerton *, THD *) { return true; }
 
-/* RELEASE SAVEPOINT, and the server's release of an older savepoint of the same name when a
-   SAVEPOINT reuses it: only that savepoint goes, the ones set after it stay (InnoDB's
-   trx_release_savepoint_for_mysql). Releasing every later one too undid nothing wrong for
-   RELEASE, but after `SAVEPOINT a; SAVEPOINT b; SAVEPOINT a` a ROLLBACK TO b found b gone
-   and undid nothing. */
 static int riptide_savepoint_release(handlerton *, THD *thd, void *sv)
 {
-  Riptide_trx *trx= get_trx(thd);
-  uint64_t id= *static_cast<uint64_t *>(sv);
-  size_t at= trx->txn ? savepoint_index(trx, id) : SIZE_MAX;
-  if (at == SIZE_MAX)
-    return 0;
-  if (at + 1 == trx->savepoints.size())
-    return pop_savepoint(trx, false) ? 0 : HA_ERR_INTERNAL_ERROR;
-  char *err= nullptr;
-  riptide_status_t st= riptide_hsession_release_savepoint_at(trx->txn, at, &err);
-  if (st != RIPTIDE_OK)
-  {
-    sql_print_error("RIPTIDE: release savepoint: %s", riptide_take_message(st, err).c_str());
-    return HA_ERR_INTERNAL_ERROR;
-  }
-  trx->savepoints.erase(trx->savepoints.begin() + at);
-  return 0;
+  return finish_savepoint(thd, sv, false);
 }
 
 /* START TRANSACTION WITH CONSISTENT SNAPSHOT: the connection's session begins now and

@@ -10,30 +10,24 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <set>
-#include <vector>
 
 #include "riptide.h"
 
-class ha_riptide;
-
 /* ---------------------------------------------------------------------------------------
-   Transactions: one Riptide session (crates/handler: a pessimistic transaction with a
-   savepoint stack) per connection.
+   Transactions: one Riptide session (crates/handler: a pessimistic transaction that owns
+   its statement and SQL savepoints and the cursors reading through it) per connection.
 
    The session begins at the first table lock of a statement and is registered for the
    statement and, outside autocommit, for the whole transaction. Inside a multi-statement
-   transaction every statement pushes a savepoint, so a failing statement rolls back only
-   itself. SQL savepoints are session savepoints too; `savepoints` mirrors the stack.
+   transaction every statement begins a session statement (riptide_hsession_begin_statement)
+   that the statement's end keeps or undoes, so a failing statement rolls back only itself.
 */
 struct Riptide_trx
 {
   riptide_hsession_t *txn= nullptr;
-  /* The session's savepoints, oldest first: a statement's is 0, an SQL savepoint's its id
-     (what the server keeps for it, riptide_savepoint_set). */
-  std::vector<uint64_t> savepoints;
+  /* The id of the last SQL savepoint set (what the server keeps for it,
+     riptide_savepoint_set; the session knows it by this id). */
   uint64_t last_savepoint_id= 0;
-  bool stmt_savepoint= false;
   /* Interrupts the session's lock waits from another thread (KILL QUERY, shutdown:
      riptide_kill_query). Made with the session and freed before it, under
      interrupter_mutex, which the killing thread holds while it fires. */
@@ -44,8 +38,6 @@ struct Riptide_trx
   /* The lock wait limit last given to the session (riptide_hsession_set_lock_timeout), in
      milliseconds. */
   uint64_t lock_timeout_ms= 0;
-  /* Handlers with a live iterator on `txn` (freed before the transaction). */
-  std::set<ha_riptide *> iterators;
   /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
      Kept per connection, as InnoDB keeps it per transaction: a partitioned table asks the
      partition it used last, which is not the one that failed when a row moving to another
@@ -66,10 +58,6 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
 /* At the start of each statement: re-arms the session after an interrupt (the killed
    statement has ended) and applies the statement's lock wait limit. */
 riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err);
-
-/* Pushes a savepoint (`id`: 0 for a statement's, else an SQL savepoint's); false on
-   failure (logged). */
-bool push_savepoint(Riptide_trx *trx, uint64_t id= 0);
 
 /* Fills the handlerton's transaction, XA, savepoint and KILL functions. */
 void riptide_transactions_init(handlerton *hton);
