@@ -365,7 +365,7 @@ int ha_riptide::use_cursor(uint index)
 {
   if (cursor && cursor_index == index)
   {
-    riptide_hcursor_reset(cursor);
+    reset_cursor();
     return 0;
   }
   close_cursor();
@@ -380,6 +380,15 @@ int ha_riptide::use_cursor(uint index)
   cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
   keys_only= false;
   return 0;
+}
+
+/* Ends the statement's use of the cursor (riptide_hcursor_reset: no iterator, moved rows,
+   range end or keys-only read). */
+void ha_riptide::reset_cursor()
+{
+  if (cursor)
+    riptide_hcursor_reset(cursor);
+  keys_only= false;
 }
 
 void ha_riptide::close_cursor()
@@ -606,8 +615,7 @@ int ha_riptide::rnd_init(bool)
 
 int ha_riptide::rnd_end()
 {
-  if (cursor)
-    riptide_hcursor_reset(cursor);
+  reset_cursor();
   return 0;
 }
 
@@ -683,8 +691,7 @@ int ha_riptide::index_init(uint idx, bool)
 
 int ha_riptide::index_end()
 {
-  if (cursor)
-    riptide_hcursor_reset(cursor);
+  reset_cursor();
   active_index= MAX_KEY;
   return 0;
 }
@@ -918,8 +925,7 @@ int ha_riptide::extra(enum ha_extra_function operation)
 
 int ha_riptide::reset()
 {
-  if (cursor)
-    riptide_hcursor_reset(cursor);
+  reset_cursor();
   lock_rows= Riptide_row_lock::NONE;
   skip_locked= false;
   last_read= Last_read::NONE;

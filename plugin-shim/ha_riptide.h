@@ -193,6 +193,7 @@ private:
   int check_row_size(const uchar *buf, size_t key_len);
   int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
   int use_cursor(uint index);
+  void reset_cursor();
   void close_cursor();
   int32_t wanted_cursor_mode() const;
   int set_cursor_mode(int32_t mode);

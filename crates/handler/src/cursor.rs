@@ -108,13 +108,33 @@ pub struct CursorRow<'a> {
     pub row: Option<&'a [u8]>,
 }
 
-/// The iterator of a cursor, which the session drops when its transaction ends.
-pub(crate) struct IterSlot(Mutex<Option<TxnIterator>>);
+/// An iterator and the session (by [`Session::id`]) it reads through.
+pub(crate) struct Owned {
+    session: u64,
+    it: TxnIterator,
+}
+
+/// The iterator of a cursor, which the session that made it drops when its transaction
+/// ends. A cursor may serve several sessions over its life (MariaDB hands a table's handler
+/// to another connection between statements), one at a time.
+pub(crate) struct IterSlot(Mutex<Option<Owned>>);
 
 impl IterSlot {
-    /// Drops the iterator, if any.
+    /// Drops the iterator, if any (the cursor's own thread).
     pub(crate) fn clear(&self) {
         self.0.lock().take();
+    }
+
+    /// Drops the iterator if session `session` made it. Never waits: a slot another thread
+    /// holds is in use by another session (a session is used by one thread at a time, and
+    /// a cursor replaces another session's iterator before it reads), so it holds nothing
+    /// of `session`'s.
+    pub(crate) fn release_from(&self, session: u64) {
+        if let Some(mut g) = self.0.try_lock()
+            && g.as_ref().is_some_and(|o| o.session == session)
+        {
+            g.take();
+        }
     }
 }
 
@@ -202,12 +222,14 @@ impl Cursor {
     }
 
     /// Sets how the following reads read. A different mode drops the iterator (the next read
-    /// makes one) and forgets the rows the statement moved.
+    /// makes one), forgets the rows the statement moved and ends a keys-only read
+    /// ([`Cursor::set_keys_only`] is granted per mode).
     pub fn set_mode(&mut self, mode: CursorMode) {
         if mode != self.mode {
             self.mode = mode;
             self.slot.clear();
             self.moved.clear();
+            self.keys_only = false;
             self.resync = true;
         }
     }
@@ -216,7 +238,8 @@ impl Cursor {
     /// caller decodes from the tuples). Granted (true) only for a secondary index read in
     /// [`CursorMode::Snapshot`] by a session that has not written an entry of this index:
     /// once it has, an entry of its snapshot may point to a row it has since changed, so
-    /// the caller must read rows and check them against their entries.
+    /// the caller must read rows and check them against their entries. It lasts until
+    /// switched off, the mode changes or [`Cursor::reset`].
     pub fn set_keys_only(&mut self, session: &Session, want: bool) -> bool {
         self.keys_only = want
             && self.index > 0
@@ -241,12 +264,13 @@ impl Cursor {
         });
     }
 
-    /// Ends the statement's use of the cursor: drops the iterator and forgets the moved rows
-    /// and the range end (MariaDB's `handler::reset`). The position stays.
+    /// Ends the statement's use of the cursor: drops the iterator and forgets the moved rows,
+    /// the range end and a keys-only read (MariaDB's `handler::reset`). The position stays.
     pub fn reset(&mut self) {
         self.slot.clear();
         self.moved.clear();
         self.range_end = None;
+        self.keys_only = false;
         self.resync = true;
     }
 
@@ -401,7 +425,7 @@ impl Cursor {
         Some(CursorRow {
             pk: self.pos.get(self.pk_at.0..self.pk_at.1)?,
             key: self.pos.get(self.key_at.0..self.key_at.1)?,
-            row: (!self.keys_only || self.index == 0).then_some(self.row.as_slice()),
+            row: (!self.reads_keys_only()).then_some(self.row.as_slice()),
         })
     }
 
@@ -450,6 +474,11 @@ impl Cursor {
         Ok(())
     }
 
+    /// Whether reads return key tuples only: granted, on a secondary index, in snapshot mode.
+    fn reads_keys_only(&self) -> bool {
+        self.keys_only && self.index > 0 && self.mode == CursorMode::Snapshot
+    }
+
     /// Index prefix + `tuple`.
     fn full_key(&self, tuple: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(self.prefix.len() + tuple.len());
@@ -472,12 +501,16 @@ impl Cursor {
         }
     }
 
-    /// The iterator in `guard`, made (in this cursor's mode) if there is none.
+    /// The iterator in `guard`, made (in this cursor's mode) if there is none or another
+    /// session made it.
     fn iterator<'g>(
         &mut self,
         session: &mut Session,
-        guard: &'g mut Option<TxnIterator>,
+        guard: &'g mut Option<Owned>,
     ) -> Result<&'g mut TxnIterator> {
+        if guard.as_ref().is_some_and(|o| o.session != session.id()) {
+            *guard = None;
+        }
         if guard.is_none() {
             let it = match self.mode {
                 CursorMode::Snapshot => session.iter(&self.table, self.index)?,
@@ -493,10 +526,14 @@ impl Cursor {
             };
             session.track_cursor(&self.slot);
             self.resync = true;
-            *guard = Some(it);
+            *guard = Some(Owned {
+                session: session.id(),
+                it,
+            });
         }
         guard
             .as_mut()
+            .map(|o| &mut o.it)
             .ok_or_else(|| Error::new(ErrorKind::Internal, "cursor iterator vanished").into())
     }
 
@@ -586,7 +623,7 @@ impl Cursor {
                 let key_start = p;
                 let pk_start = key_start + sk.len();
                 let pk_end = pk_start + pk.len();
-                if !self.keys_only {
+                if !self.reads_keys_only() {
                     match read_row(session, &self.table, pk, lock, skip)? {
                         Some(row) => self.row = row,
                         None => {

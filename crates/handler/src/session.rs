@@ -2,6 +2,7 @@
 //! operations that keep the primary key and every secondary index in step.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -133,6 +134,17 @@ pub struct Session {
     /// The iterators of the cursors that read through this session: dropped when the
     /// transaction ends or rolls back to a savepoint (see [`Cursor`]).
     cursors: Vec<Weak<IterSlot>>,
+    /// This session's number (unique in the process): tags the iterators it made.
+    id: u64,
+}
+
+/// The next session number.
+static NEXT_SESSION_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.drop_cursor_iterators();
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -168,6 +180,7 @@ impl Session {
             statement: None,
             isolation: opts.isolation,
             cursors: Vec::new(),
+            id: NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -418,14 +431,20 @@ impl Session {
         self.cursors.push(Arc::downgrade(slot));
     }
 
-    /// Drops the iterators of the cursors that read through this session (before the
-    /// transaction ends or rolls back: an iterator must not outlive what it reads).
+    /// Drops the iterators this session made for cursors (before the transaction ends or
+    /// rolls back: an iterator must not outlive what it reads). A cursor another session
+    /// reads with now is left alone.
     fn drop_cursor_iterators(&mut self) {
         for w in self.cursors.drain(..) {
             if let Some(slot) = w.upgrade() {
-                slot.clear();
+                slot.release_from(self.id);
             }
         }
+    }
+
+    /// The session's number, unique in the process.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     fn fix_statement(&mut self) {

@@ -267,6 +267,20 @@ fn keys_only_reads_stop_once_the_session_wrote_the_index() {
     });
     assert!(!c.set_keys_only(&s, true));
     c.set_mode(CursorMode::Snapshot);
+    // A grant ends with a change of mode (and with a reset): back in snapshot mode the rows
+    // come with the reads again until keys-only reads are asked for anew.
+    assert!(c.set_keys_only(&s, true));
+    c.set_mode(CursorMode::Locking {
+        lock: RowLock::Exclusive,
+        skip_locked: false,
+    });
+    c.set_mode(CursorMode::Snapshot);
+    assert!(c.seek(&mut s, &[1, 5], Seek::AtOrAfter, true).unwrap());
+    assert_eq!(current(&c).2, Some(vec![b'r', 2]));
+    assert!(c.set_keys_only(&s, true));
+    c.reset();
+    assert!(c.seek(&mut s, &[1, 5], Seek::AtOrAfter, true).unwrap());
+    assert_eq!(current(&c).2, Some(vec![b'r', 2]));
     s.update(&t, &[2], &[k(&[1, 5])], &[2], &[k(&[1, 6])], b"r2", None)
         .unwrap();
     assert!(!c.set_keys_only(&s, true));
@@ -376,5 +390,57 @@ fn range_estimates_take_tuples() {
     assert_eq!(est(Some((&[1], false)), Some((&[2], false))), 2);
     assert_eq!(est(Some((&[0xff], true)), None), 0);
     drop(t);
+    close(db, engine);
+}
+
+#[test]
+fn a_commit_does_not_wait_for_a_cursor_another_session_reads_with() {
+    // MariaDB hands a table's handler (and its cursor) to another connection between
+    // statements. Session A read with the cursor, then holds a row lock; session B reads
+    // the same row with the same cursor and waits for A's lock inside the cursor. A's
+    // commit must not wait for the cursor (it made no iterator there now): it used to
+    // block until B's wait timed out.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = table_with(&engine, ROWS);
+    let mut a = engine
+        .begin_session(SessionOptions {
+            lock_timeout: Duration::from_secs(10),
+            ..SessionOptions::default()
+        })
+        .unwrap();
+    let mut c = Cursor::new(Arc::clone(&t), 0).unwrap();
+    assert!(c.first(&mut a).unwrap());
+    c.reset();
+    a.get_row(&t, &[6], RowLock::Exclusive).unwrap();
+    let waiter = {
+        let engine_b = engine
+            .begin_session(SessionOptions {
+                lock_timeout: Duration::from_secs(10),
+                ..SessionOptions::default()
+            })
+            .unwrap();
+        std::thread::spawn(move || {
+            let mut b = engine_b;
+            c.set_mode(CursorMode::Locking {
+                lock: RowLock::Exclusive,
+                skip_locked: false,
+            });
+            let found = c.seek(&mut b, &[6], Seek::AtOrAfter, true).unwrap();
+            b.rollback().unwrap();
+            (found, c)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    a.commit().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the commit waited {:?}",
+        started.elapsed()
+    );
+    let (found, c) = waiter.join().unwrap();
+    assert!(found);
+    drop((c, a, t));
     close(db, engine);
 }
