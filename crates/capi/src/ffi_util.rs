@@ -32,7 +32,7 @@
 //!   writes until the call returns. Helpers: [`c_bytes`], [`c_str`].
 //! - **out-parameter** (`errmsg` included): NULL, or valid and aligned for writing one value of
 //!   the pointee type, and not read or written by anyone else until the call returns.
-//!   Helpers: [`Out::new`], [`ErrMsg::new`], `kv::ValueOut::check`.
+//!   Helpers: [`Out::new`], [`Out::optional`], [`ErrMsg::new`], `kv::ValueOut::check`.
 //! - **array** `(ptr, n)` of `#[repr(C)]` structs: `ptr` is NULL with `n == 0`, or points to
 //!   `n` readable elements that nothing writes until the call returns, each of whose pointer
 //!   fields follows its own rule. No helper: the function that takes one makes the slice in
@@ -40,8 +40,8 @@
 //!
 //! A NULL pointer is never undefined behaviour: a helper reports a NULL handle, out-parameter
 //! or string as `RIPTIDE_INVALID_ARGUMENT` naming the parameter, unless the parameter is
-//! documented as optional ([`arg_opt`], [`opt_bytes`], `errmsg`). A reference made from a
-//! parameter is valid for the call only: never keep one after it.
+//! documented as optional ([`arg_opt`], [`opt_bytes`], [`Out::optional`], `errmsg`). A
+//! reference made from a parameter is valid for the call only: never keep one after it.
 //!
 //! # How to write an exported function
 //!
@@ -376,11 +376,20 @@ impl<T: Copy> Out<T> {
             .ok_or_else(|| null_arg(name))
     }
 
+    /// An optional out-parameter: NULL gives `None` (the caller does not want that result).
+    ///
+    /// # Safety
+    ///
+    /// As [`Out::new`].
+    pub(crate) unsafe fn optional(ptr: *mut T) -> Option<Out<T>> {
+        NonNull::new(ptr).map(|ptr| Out { ptr })
+    }
+
     /// Writes `value` to the out-parameter.
     pub(crate) fn set(&self, value: T) {
-        // SAFETY: `ptr` is non-NULL and, by the out-parameter rule that `Out::new` requires,
-        // valid and aligned for writes of a `T`, with no other
-        // access to it, while `self` lives; `T: Copy`, so nothing is dropped.
+        // SAFETY: `ptr` is non-NULL and, by the out-parameter rule that `Out::new` and
+        // `Out::optional` require, valid and aligned for writes of a `T`, with no other access
+        // to it, while `self` lives; `T: Copy`, so nothing is dropped.
         unsafe { self.ptr.as_ptr().write(value) }
     }
 }
@@ -488,7 +497,7 @@ mod tests {
     }
 
     #[test]
-    fn queries_accept_null() {
+    fn queries_and_optional_out_parameters_accept_null() {
         // SAFETY: NULL follows the handle rule.
         assert_eq!(unsafe { query::<u32, u32>(std::ptr::null(), 9, |v| *v) }, 9);
         let h = into_handle(5_u32);
@@ -496,6 +505,15 @@ mod tests {
         assert_eq!(unsafe { query(h, 9, |v| *v + 1) }, 6);
         // SAFETY: `h` is live and is not used after this call.
         unsafe { destroy_handle(h) };
+        // SAFETY: NULL follows the out-parameter rule.
+        assert!(unsafe { Out::<usize>::optional(std::ptr::null_mut()) }.is_none());
+        let mut n = 0_usize;
+        // SAFETY: `n` is a local, writable and used by nothing else while `out` lives.
+        let out = unsafe { Out::optional(&mut n) };
+        if let Some(out) = out {
+            out.set(3);
+        }
+        assert_eq!(n, 3);
     }
 
     #[test]
