@@ -52,9 +52,10 @@ fn edit(
 ///
 /// # Safety
 ///
-/// `batch` is NULL or a live batch handle; `cf` is NULL or a live column family handle;
-/// every `(pointer, length)` pair is NULL or `length` readable bytes; `errmsg` is NULL or
-/// writable. The same holds for every `riptide_batch_*` edit.
+/// `batch` is NULL or a live batch handle not used by another thread during the call; `cf`
+/// is NULL or a live column family handle; every `(pointer, length)` pair is NULL or
+/// `length` readable bytes; `errmsg` is NULL or writable. The same holds for every
+/// `riptide_batch_*` edit.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_put(
     batch: *mut riptide_batch_t,
@@ -194,7 +195,8 @@ pub unsafe extern "C" fn riptide_batch_delete_range(
 ///
 /// # Safety
 ///
-/// `batch` is NULL or a live batch handle; `errmsg` is NULL or writable.
+/// `batch` is NULL or a live batch handle not used by another thread during the call;
+/// `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_clear(
     batch: *mut riptide_batch_t,

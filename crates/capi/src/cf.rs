@@ -155,7 +155,8 @@ pub unsafe extern "C" fn riptide_cf_drop(
 ///
 /// # Safety
 ///
-/// `cf` is NULL or a live column family handle not used afterwards.
+/// `cf` is NULL or a live column family handle that no other thread is using and that is
+/// not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_cf_destroy(cf: *mut riptide_cf_t) {
     // SAFETY: per `# Safety`, `cf` follows the freed handle rule of the ffi_util contract: NULL

@@ -218,7 +218,7 @@ pub unsafe extern "C" fn riptide_iter_prev(
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live iterator handle not being moved by another thread.
+/// `iter` is NULL or a live iterator handle not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_iter_valid(iter: *const riptide_iter_t) -> bool {
     // SAFETY: per `# Safety`, `iter` follows the exclusive handle rule of the ffi_util
@@ -232,8 +232,8 @@ pub unsafe extern "C" fn riptide_iter_valid(iter: *const riptide_iter_t) -> bool
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live iterator handle not being moved by another thread; `key_len` is
-/// NULL or writable.
+/// `iter` is NULL or a live iterator handle not used by another thread during the call;
+/// `key_len` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_iter_key(
     iter: *const riptide_iter_t,

@@ -49,8 +49,8 @@ pub unsafe extern "C" fn riptide_snapshot_create(
 ///
 /// # Safety
 ///
-/// `snapshot` is NULL or a live snapshot handle not used afterwards (iterators made with it
-/// may outlive it: they keep their own view).
+/// `snapshot` is NULL or a live snapshot handle that no other thread is using and that is
+/// not used afterwards (iterators made with it may outlive it: they keep their own view).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_snapshot_release(snapshot: *mut riptide_snapshot_t) {
     // SAFETY: per `# Safety`, `snapshot` follows the freed handle rule of the ffi_util

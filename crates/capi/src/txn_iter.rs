@@ -304,7 +304,8 @@ pub unsafe extern "C" fn riptide_txn_iter_set_stop(
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live transaction iterator handle not being moved by another thread.
+/// `iter` is NULL or a live transaction iterator handle not used by another thread during
+/// the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_valid(iter: *const riptide_txn_iter_t) -> bool {
     // SAFETY: per `# Safety`, `iter` follows the exclusive handle rule of the ffi_util
@@ -318,8 +319,8 @@ pub unsafe extern "C" fn riptide_txn_iter_valid(iter: *const riptide_txn_iter_t)
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live transaction iterator handle not being moved by another thread;
-/// `key_len` is NULL or writable.
+/// `iter` is NULL or a live transaction iterator handle not used by another thread during
+/// the call; `key_len` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_key(
     iter: *const riptide_txn_iter_t,

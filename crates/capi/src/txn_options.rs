@@ -69,8 +69,8 @@ fn set(
 ///
 /// # Safety
 ///
-/// `options` is NULL or a live handle; `errmsg` is NULL or writable. The same holds for
-/// every `riptide_txn_options_set_*` function.
+/// `options` is NULL or a live handle not used by another thread during the call; `errmsg`
+/// is NULL or writable. The same holds for every `riptide_txn_options_set_*` function.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_options_set_isolation(
     options: *mut riptide_txn_options_t,
