@@ -60,15 +60,19 @@
 //!    the failure status), which catches panics and reports the outcome. Unwrap the
 //!    conversions with `?` in the order the errors should be reported: out-parameters first,
 //!    setting them to their failure value at once (`out.set(std::ptr::null_mut())`), then
-//!    handles, then the rest. Engine calls and allocations belong here, under the guard,
+//!    handles, then the rest. (Which error wins is observable: when converting an existing
+//!    function, keep its order.) Engine calls and allocations belong here, under the guard,
 //!    never in the conversion block.
 //! 4. A function that cannot fail returns a fallback instead of a status: [`query`] for an
 //!    accessor of one handle, or the conversion block followed by [`guard_value`]. A destructor
 //!    is `unsafe { destroy_handle(p) }`, its comment saying where `p` came from.
 //! 5. Code shared by several exported functions takes converted values (`CResult<&T>`,
 //!    `CResult<&[u8]>`, [`ErrMsg`]...) and is a safe function. Do not write an `unsafe fn`
-//!    over raw parameters: it needs a contract of its own and every caller a comment
-//!    forwarding it.
+//!    over raw parameters that also does the work: it needs a contract of its own and every
+//!    caller a comment forwarding it. A conversion of a group of parameters that several
+//!    functions share is fine as a helper of its own (`kv::ValueOut::check`: `value`,
+//!    `value_len`, `found`), called in the conversion block; its `# Safety` names each
+//!    parameter's rule.
 //! 6. Any other unsafe operation (a slice over a C array, a `free`, a copy into a C struct)
 //!    is a block of its own, as small as it can be, whose `// SAFETY:` comment says what it
 //!    relies on and why that holds. Never write a comment that says only "forwarded
