@@ -6,7 +6,7 @@ use riptide::WriteBatch;
 
 use crate::cf::riptide_cf_t;
 use crate::ffi_util::{
-    CResult, arg_mut, arg_opt, bytes, destroy_handle, guard, guard_value, into_handle, query,
+    CResult, ErrMsg, arg_mut, arg_opt, bytes, destroy_handle, guard_value, into_handle, query,
 };
 use crate::status::riptide_status_t;
 
@@ -34,40 +34,28 @@ pub extern "C" fn riptide_batch_create() -> *mut riptide_batch_t {
 /// `batch` is NULL or a live batch handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_destroy(batch: *mut riptide_batch_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `batch` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_batch_create` and never used again.
     unsafe { destroy_handle(batch) }
 }
 
-/// Applies `f` to the batch behind `batch`, with the optional column family `cf`.
-///
-/// # Safety
-///
-/// `batch` is NULL or a live batch handle used by this thread alone; `cf` is NULL or a live
-/// column family handle; `errmsg` is NULL or writable.
-unsafe fn edit(
-    batch: *mut riptide_batch_t,
-    cf: *const riptide_cf_t,
-    errmsg: *mut *mut c_char,
-    f: impl FnOnce(&mut WriteBatch, Option<&riptide_cf_t>) -> CResult,
+/// Applies `f` to the batch behind the converted exclusive handle `batch` under the guard.
+fn edit(
+    batch: CResult<&mut riptide_batch_t>,
+    errmsg: ErrMsg,
+    f: impl FnOnce(&mut WriteBatch) -> CResult,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let b = arg_mut(batch, "batch")?;
-            // SAFETY: forwarded contract.
-            f(&mut b.batch, arg_opt(cf))
-        })
-    }
+    errmsg.guard(|| f(&mut batch?.batch))
 }
 
 /// Adds "set `key` to `value` in `cf`" (NULL `cf`: the default column family).
 ///
 /// # Safety
 ///
-/// `batch` is NULL or a live batch handle; `cf` is NULL or a live column family handle;
-/// every `(pointer, length)` pair is NULL or `length` readable bytes; `errmsg` is NULL or
-/// writable. The same holds for every `riptide_batch_*` edit.
+/// `batch` is NULL or a live batch handle not used by another thread during the call; `cf`
+/// is NULL or a live column family handle; every `(pointer, length)` pair is NULL or
+/// `length` readable bytes; `errmsg` is NULL or writable. The same holds for every
+/// `riptide_batch_*` edit.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_put(
     batch: *mut riptide_batch_t,
@@ -78,20 +66,26 @@ pub unsafe extern "C" fn riptide_batch_put(
     value_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        edit(batch, cf, errmsg, |b, cf| {
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            // SAFETY: forwarded contract.
-            let value = bytes(value, value_len, "value")?;
-            match cf {
-                Some(cf) => b.put_cf(&cf.cf, key, value),
-                None => b.put(key, value),
-            };
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `batch`
+    // (batches are one thread at a time), the handle `cf`, the byte strings `key` and `value`
+    // and the out-parameter `errmsg`.
+    let (batch, cf, key, value, errmsg) = unsafe {
+        (
+            arg_mut(batch, "batch"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            bytes(value, value_len, "value"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    edit(batch, errmsg, |b| {
+        let (key, value) = (key?, value?);
+        match cf {
+            Some(cf) => b.put_cf(&cf.cf, key, value),
+            None => b.put(key, value),
+        };
+        Ok(())
+    })
 }
 
 /// Adds "delete `key` from `cf`" (NULL `cf`: the default column family).
@@ -107,18 +101,24 @@ pub unsafe extern "C" fn riptide_batch_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        edit(batch, cf, errmsg, |b, cf| {
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            match cf {
-                Some(cf) => b.delete_cf(&cf.cf, key),
-                None => b.delete(key),
-            };
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `batch`,
+    // the handle `cf`, the byte string `key` and the out-parameter `errmsg`.
+    let (batch, cf, key, errmsg) = unsafe {
+        (
+            arg_mut(batch, "batch"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    edit(batch, errmsg, |b| {
+        let key = key?;
+        match cf {
+            Some(cf) => b.delete_cf(&cf.cf, key),
+            None => b.delete(key),
+        };
+        Ok(())
+    })
 }
 
 /// Adds "single-delete `key` from `cf`" (see `riptide_single_delete`).
@@ -134,18 +134,24 @@ pub unsafe extern "C" fn riptide_batch_single_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        edit(batch, cf, errmsg, |b, cf| {
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            match cf {
-                Some(cf) => b.single_delete_cf(&cf.cf, key),
-                None => b.single_delete(key),
-            };
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `batch`,
+    // the handle `cf`, the byte string `key` and the out-parameter `errmsg`.
+    let (batch, cf, key, errmsg) = unsafe {
+        (
+            arg_mut(batch, "batch"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    edit(batch, errmsg, |b| {
+        let key = key?;
+        match cf {
+            Some(cf) => b.single_delete_cf(&cf.cf, key),
+            None => b.single_delete(key),
+        };
+        Ok(())
+    })
 }
 
 /// Adds "delete every key `k` with `start <= k < end` from `cf`". An inverted range makes
@@ -164,39 +170,45 @@ pub unsafe extern "C" fn riptide_batch_delete_range(
     end_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        edit(batch, cf, errmsg, |b, cf| {
-            // SAFETY: forwarded contract.
-            let start = bytes(start, start_len, "start")?;
-            // SAFETY: forwarded contract.
-            let end = bytes(end, end_len, "end")?;
-            match cf {
-                Some(cf) => b.delete_range_cf(&cf.cf, start, end),
-                None => b.delete_range(start, end),
-            };
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `batch`,
+    // the handle `cf`, the byte strings `start` and `end` and the out-parameter `errmsg`.
+    let (batch, cf, start, end, errmsg) = unsafe {
+        (
+            arg_mut(batch, "batch"),
+            arg_opt(cf),
+            bytes(start, start_len, "start"),
+            bytes(end, end_len, "end"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    edit(batch, errmsg, |b| {
+        let (start, end) = (start?, end?);
+        match cf {
+            Some(cf) => b.delete_range_cf(&cf.cf, start, end),
+            None => b.delete_range(start, end),
+        };
+        Ok(())
+    })
 }
 
 /// Removes every write from the batch.
 ///
 /// # Safety
 ///
-/// `batch` is NULL or a live batch handle; `errmsg` is NULL or writable.
+/// `batch` is NULL or a live batch handle not used by another thread during the call;
+/// `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_clear(
     batch: *mut riptide_batch_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        edit(batch, std::ptr::null(), errmsg, |b, _| {
-            b.clear();
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `batch`
+    // and the out-parameter `errmsg`.
+    let (batch, errmsg) = unsafe { (arg_mut(batch, "batch"), ErrMsg::new(errmsg)) };
+    edit(batch, errmsg, |b| {
+        b.clear();
+        Ok(())
+    })
 }
 
 /// Number of writes in the batch (range deletes that delete nothing are not counted); 0 for
@@ -207,7 +219,7 @@ pub unsafe extern "C" fn riptide_batch_clear(
 /// `batch` is NULL or a live batch handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_count(batch: *const riptide_batch_t) -> usize {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `batch` follows the handle rule of the ffi_util contract.
     unsafe { query(batch, 0, |b| b.batch.len()) }
 }
 
@@ -218,6 +230,6 @@ pub unsafe extern "C" fn riptide_batch_count(batch: *const riptide_batch_t) -> u
 /// `batch` is NULL or a live batch handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_batch_size_in_bytes(batch: *const riptide_batch_t) -> usize {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `batch` follows the handle rule of the ffi_util contract.
     unsafe { query(batch, 0, |b| b.batch.size_in_bytes()) }
 }

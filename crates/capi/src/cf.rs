@@ -6,7 +6,7 @@ use riptide::{ColumnFamily, Error};
 
 use crate::db::riptide_db_t;
 use crate::ffi_util::{
-    CResult, Out, arg_ref, c_str, destroy_handle, guard, guard_value, into_handle, query,
+    CResult, ErrMsg, Out, arg_opt, arg_ref, c_str, destroy_handle, guard_value, into_handle, query,
 };
 use crate::memory::{malloc_array, malloc_string};
 use crate::status::riptide_status_t;
@@ -50,20 +50,23 @@ pub unsafe extern "C" fn riptide_cf_create(
     cf: *mut *mut riptide_cf_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(cf, "cf")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let name = c_str(name, "name")?;
-            let created = h.with(|db| db.create_cf(name))?;
-            hand_out(&out, created)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `cf` and
+    // `errmsg`, the handle `db` and the C string `name`.
+    let (out, db, name, errmsg) = unsafe {
+        (
+            Out::new(cf, "cf"),
+            arg_ref(db, "db"),
+            c_str(name, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let (db, name) = (db?, name?);
+        let created = db.with(|d| d.create_cf(name))?;
+        hand_out(&out, created)
+    })
 }
 
 /// Looks up the column family `name` (NUL-terminated UTF-8) and stores a handle to it in
@@ -79,23 +82,26 @@ pub unsafe extern "C" fn riptide_cf_get(
     cf: *mut *mut riptide_cf_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(cf, "cf")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let name = c_str(name, "name")?;
-            let found = h.with(|db| {
-                db.cf(name)
-                    .ok_or_else(|| Error::not_found(format!("no column family is named {name:?}")))
-            })?;
-            hand_out(&out, found)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `cf` and
+    // `errmsg`, the handle `db` and the C string `name`.
+    let (out, db, name, errmsg) = unsafe {
+        (
+            Out::new(cf, "cf"),
+            arg_ref(db, "db"),
+            c_str(name, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let (db, name) = (db?, name?);
+        let found = db.with(|d| {
+            d.cf(name)
+                .ok_or_else(|| Error::not_found(format!("no column family is named {name:?}")))
+        })?;
+        hand_out(&out, found)
+    })
 }
 
 /// Stores a handle to the default column family in `*cf`.
@@ -110,17 +116,15 @@ pub unsafe extern "C" fn riptide_cf_default(
     cf: *mut *mut riptide_cf_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(cf, "cf")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let default = arg_ref(db, "db")?.with(|db| Ok(db.default_cf()))?;
-            hand_out(&out, default)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `cf` and
+    // `errmsg` and the handle `db`.
+    let (out, db, errmsg) = unsafe { (Out::new(cf, "cf"), arg_ref(db, "db"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let default = db?.with(|d| Ok(d.default_cf()))?;
+        hand_out(&out, default)
+    })
 }
 
 /// Drops the column family behind `cf`: its data becomes unreachable at once. The handle
@@ -138,26 +142,25 @@ pub unsafe extern "C" fn riptide_cf_drop(
     cf: *const riptide_cf_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_ref(cf, "cf")?;
-            h.with(|db| db.drop_cf(&cf.cf))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf` and
+    // the out-parameter `errmsg`.
+    let (db, cf, errmsg) = unsafe { (arg_ref(db, "db"), arg_ref(cf, "cf"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| {
+        let (db, cf) = (db?, cf?);
+        db.with(|d| d.drop_cf(&cf.cf))
+    })
 }
 
 /// Frees a column family handle (the column family itself stays). NULL is a no-op.
 ///
 /// # Safety
 ///
-/// `cf` is NULL or a live column family handle not used afterwards.
+/// `cf` is NULL or a live column family handle that no other thread is using and that is
+/// not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_cf_destroy(cf: *mut riptide_cf_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `cf` follows the freed handle rule of the ffi_util contract: NULL
+    // or made by `riptide_cf_create`, `_get` or `_default` and never used again.
     unsafe { destroy_handle(cf) }
 }
 
@@ -173,16 +176,16 @@ pub unsafe extern "C" fn riptide_cf_name(
     cf: *const riptide_cf_t,
     name_len: *mut usize,
 ) -> *const c_char {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `cf` and the
+    // optional out-parameter `name_len`.
+    let (cf, name_len) = unsafe { (arg_opt(cf), Out::optional(name_len)) };
     guard_value(std::ptr::null(), || {
-        // SAFETY: forwarded contract.
-        let h = unsafe { cf.as_ref() };
-        let (ptr, len) = match h {
+        let (ptr, len) = match cf {
             Some(h) => (h.name.as_ptr().cast(), h.name.len().saturating_sub(1)),
             None => (std::ptr::null(), 0),
         };
-        // SAFETY: forwarded contract.
-        if let Some(out) = unsafe { name_len.as_mut() } {
-            *out = len;
+        if let Some(out) = name_len {
+            out.set(len);
         }
         ptr
     })
@@ -196,7 +199,7 @@ pub unsafe extern "C" fn riptide_cf_name(
 /// `cf` is NULL or a live column family handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_cf_id(cf: *const riptide_cf_t) -> u32 {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `cf` follows the handle rule of the ffi_util contract.
     unsafe { query(cf, 0, |h| h.cf.id()) }
 }
 
@@ -214,46 +217,50 @@ pub unsafe extern "C" fn riptide_cf_list(
     count: *mut usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out_names = Out::new(names, "names")?;
-            // SAFETY: forwarded contract.
-            let out_count = Out::new(count, "count")?;
-            out_names.set(std::ptr::null_mut());
-            out_count.set(0);
-            // SAFETY: forwarded contract.
-            let list = arg_ref(db, "db")?.with(|db| Ok(db.list_cfs()))?;
-            let mut strings: Vec<*mut c_char> = Vec::with_capacity(list.len());
-            for name in &list {
-                match malloc_string(name) {
-                    Ok(s) => strings.push(s),
-                    Err(e) => {
-                        free_strings(strings);
-                        return Err(e);
-                    }
-                }
-            }
-            match malloc_array(&strings) {
-                Ok(array) => {
-                    out_names.set(array);
-                    out_count.set(strings.len());
-                    Ok(())
-                }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `names`,
+    // `count` and `errmsg` and the handle `db`.
+    let (out_names, out_count, db, errmsg) = unsafe {
+        (
+            Out::new(names, "names"),
+            Out::new(count, "count"),
+            arg_ref(db, "db"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (out_names, out_count) = (out_names?, out_count?);
+        out_names.set(std::ptr::null_mut());
+        out_count.set(0);
+        let list = db?.with(|d| Ok(d.list_cfs()))?;
+        let mut strings: Vec<*mut c_char> = Vec::with_capacity(list.len());
+        for name in &list {
+            match malloc_string(name) {
+                Ok(s) => strings.push(s),
                 Err(e) => {
                     free_strings(strings);
-                    Err(e)
+                    return Err(e);
                 }
             }
-        })
-    }
+        }
+        match malloc_array(&strings) {
+            Ok(array) => {
+                out_names.set(array);
+                out_count.set(strings.len());
+                Ok(())
+            }
+            Err(e) => {
+                free_strings(strings);
+                Err(e)
+            }
+        }
+    })
 }
 
 /// Frees strings allocated for a list that could not be completed.
 fn free_strings(strings: Vec<*mut c_char>) {
     for s in strings {
-        // SAFETY: each entry is a live `malloc` string made by `malloc_string`, freed once.
+        // SAFETY: each entry is a live `malloc` string made by `malloc_string` and not handed
+        // out (the list failed), so this is its only free.
         unsafe { crate::memory::riptide_free(s.cast()) };
     }
 }

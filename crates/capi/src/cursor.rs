@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use riptide::{DbIterator, Result, TxnIterator};
 
-use crate::ffi_util::{CResult, arg_mut, bytes, guard, guard_value, query};
+use crate::ffi_util::{CResult, ErrMsg, Out, guard_value};
 use crate::status::riptide_status_t;
 
 /// A positioned cursor over keys in order.
@@ -113,105 +113,68 @@ pub(crate) enum Step {
     Prev,
 }
 
-/// Moves the cursor behind `handle` by `step`.
-///
-/// # Safety
-///
-/// `handle` is NULL or a live handle used by this thread alone; `errmsg` is NULL or writable.
-pub(crate) unsafe fn step_cursor<H: CursorHandle>(
-    handle: *mut H,
+/// Moves the cursor behind the converted iterator handle `handle` by `step`.
+pub(crate) fn step_cursor<H: CursorHandle>(
+    handle: CResult<&mut H>,
     step: Step,
-    errmsg: *mut *mut c_char,
+    errmsg: ErrMsg,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        move_cursor(handle, errmsg, |c| match step {
-            Step::First => c.first(),
-            Step::Last => c.last(),
-            Step::Next => c.step_next(),
-            Step::Prev => c.step_prev(),
-        })
-    }
+    move_cursor(handle, errmsg, |c| match step {
+        Step::First => c.first(),
+        Step::Last => c.last(),
+        Step::Next => c.step_next(),
+        Step::Prev => c.step_prev(),
+    })
 }
 
-/// Moves the cursor behind `handle` with `f`.
-///
-/// # Safety
-///
-/// `handle` is NULL or a live handle used by this thread alone; `errmsg` is NULL or writable.
-unsafe fn move_cursor<H: CursorHandle>(
-    handle: *mut H,
-    errmsg: *mut *mut c_char,
+/// Moves the cursor behind the converted iterator handle `handle` with `f`.
+fn move_cursor<H: CursorHandle>(
+    handle: CResult<&mut H>,
+    errmsg: ErrMsg,
     f: impl FnOnce(&mut H::C) -> CResult,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            f(arg_mut(handle, "iter")?.cursor())
-        })
-    }
+    errmsg.guard(|| f(handle?.cursor()))
 }
 
-/// Seeks the cursor behind `handle` to `(target, target_len)`, forward or for prev.
-///
-/// # Safety
-///
-/// As [`move_cursor`]; `(target, target_len)` is NULL or `target_len` readable bytes.
-pub(crate) unsafe fn seek_cursor<H: CursorHandle>(
-    handle: *mut H,
-    target: *const c_char,
-    target_len: usize,
+/// Seeks the cursor behind the converted iterator handle `handle` to `target`, forward or
+/// for prev.
+pub(crate) fn seek_cursor<H: CursorHandle>(
+    handle: CResult<&mut H>,
+    target: CResult<&[u8]>,
     for_prev: bool,
-    errmsg: *mut *mut c_char,
+    errmsg: ErrMsg,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        move_cursor(handle, errmsg, |c| {
-            // SAFETY: forwarded contract.
-            let target = bytes(target, target_len, "target")?;
-            if for_prev {
-                c.seek_for_prev(target)
-            } else {
-                c.seek(target)
-            }
-        })
-    }
+    move_cursor(handle, errmsg, |c| {
+        let target = target?;
+        if for_prev {
+            c.seek_for_prev(target)
+        } else {
+            c.seek(target)
+        }
+    })
 }
 
-/// Whether the cursor behind `handle` is valid; false for NULL.
-///
-/// # Safety
-///
-/// `handle` is NULL or a live handle not being moved by another thread.
-pub(crate) unsafe fn cursor_valid<H: CursorHandle>(handle: *const H) -> bool {
-    // SAFETY: forwarded contract.
-    unsafe { query(handle, false, |h| h.cursor_ref().valid()) }
+/// Whether the cursor behind the converted iterator handle `handle` is valid; false for
+/// NULL.
+pub(crate) fn cursor_valid<H: CursorHandle>(handle: Option<&H>) -> bool {
+    guard_value(false, || handle.is_some_and(|h| h.cursor_ref().valid()))
 }
 
-/// The current key (`want_key`) or value of the cursor behind `handle`, as a pointer into
-/// the cursor valid until it moves, with its length stored in `*len`. NULL (length 0) when
-/// the handle is NULL or the cursor is not valid.
-///
-/// # Safety
-///
-/// `handle` is NULL or a live handle not being moved by another thread; `len` is NULL or
-/// writable.
-pub(crate) unsafe fn cursor_entry<H: CursorHandle>(
-    handle: *const H,
-    len: *mut usize,
+/// The current key (`want_key`) or value of the cursor behind the converted iterator handle
+/// `handle`, as a pointer into the cursor valid until it moves, with its length stored in
+/// `*len` when asked for. NULL (length 0) when the handle is NULL or the cursor is not valid.
+pub(crate) fn cursor_entry<H: CursorHandle>(
+    handle: Option<&H>,
+    len: Option<Out<usize>>,
     want_key: bool,
 ) -> *const c_char {
     guard_value(std::ptr::null(), || {
-        // SAFETY: forwarded contract.
-        let h = unsafe { handle.as_ref() };
-        let entry = h
+        let entry = handle
             .map(|h| h.cursor_ref())
             .filter(|c| c.valid())
             .map(|c| if want_key { c.key() } else { c.value() });
-        // SAFETY: forwarded contract.
-        if let Some(out) = unsafe { len.as_mut() } {
-            *out = entry.map_or(0, <[u8]>::len);
+        if let Some(out) = len {
+            out.set(entry.map_or(0, <[u8]>::len));
         }
         entry.map_or(std::ptr::null(), |e| e.as_ptr().cast())
     })

@@ -10,7 +10,7 @@ use riptide::{ColumnFamily, Db, Error, Options};
 
 use crate::cf::riptide_cf_t;
 use crate::ffi_util::{
-    CResult, Out, arg_opt, arg_ref, c_bytes, destroy_handle, guard, into_handle, opt_bytes,
+    CResult, ErrMsg, Out, arg_opt, arg_ref, c_bytes, destroy_handle, into_handle, opt_bytes,
 };
 use crate::options::riptide_options_t;
 use crate::status::riptide_status_t;
@@ -94,23 +94,27 @@ pub unsafe extern "C" fn riptide_db_open(
     db: *mut *mut riptide_db_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(db, "db")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let path = path_from_bytes(c_bytes(path, "path")?)?;
-            // SAFETY: forwarded contract.
-            let opts = arg_opt(options).map_or_else(Options::default, |o| o.opts.clone());
-            let opened = Db::open(&path, opts)?;
-            out.set(into_handle(riptide_db_t {
-                db: RwLock::new(Some(Arc::new(opened))),
-            }));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `db` and
+    // `errmsg`, the C string `path` and the handle `options`.
+    let (out, path, options, errmsg) = unsafe {
+        (
+            Out::new(db, "db"),
+            c_bytes(path, "path"),
+            arg_opt(options),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let path = path_from_bytes(path?)?;
+        let opts = options.map_or_else(Options::default, |o| o.opts.clone());
+        let opened = Db::open(&path, opts)?;
+        out.set(into_handle(riptide_db_t {
+            db: RwLock::new(Some(Arc::new(opened))),
+        }));
+        Ok(())
+    })
 }
 
 /// Closes the database: waits for calls in progress on other threads, stops background
@@ -128,23 +132,21 @@ pub unsafe extern "C" fn riptide_db_close(
     db: *mut riptide_db_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            let taken = h.db.write().take();
-            match taken.map(Arc::try_unwrap) {
-                Some(Ok(open)) => open.close(),
-                // A handler engine still shares it: it closes when that is freed.
-                Some(Err(shared)) => {
-                    drop(shared);
-                    Ok(())
-                }
-                None => Ok(()),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db` and the
+    // out-parameter `errmsg`.
+    let (db, errmsg) = unsafe { (arg_ref(db, "db"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| {
+        let taken = db?.db.write().take();
+        match taken.map(Arc::try_unwrap) {
+            Some(Ok(open)) => open.close(),
+            // A handler engine still shares it: it closes when that is freed.
+            Some(Err(shared)) => {
+                drop(shared);
+                Ok(())
             }
-        })
-    }
+            None => Ok(()),
+        }
+    })
 }
 
 /// Frees a database handle, closing it first if `riptide_db_close` was not called (an error
@@ -156,7 +158,8 @@ pub unsafe extern "C" fn riptide_db_close(
 /// used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_db_destroy(db: *mut riptide_db_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `db` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_db_open`, used by no other thread and never used again.
     unsafe { destroy_handle(db) }
 }
 
@@ -170,13 +173,10 @@ pub unsafe extern "C" fn riptide_flush(
     db: *mut riptide_db_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            arg_ref(db, "db")?.with(Db::flush)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db` and the
+    // out-parameter `errmsg`.
+    let (db, errmsg) = unsafe { (arg_ref(db, "db"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| db?.with(Db::flush))
 }
 
 /// Flushes `cf` (NULL: the default column family) and compacts the key range `[start, end]`
@@ -199,29 +199,30 @@ pub unsafe extern "C" fn riptide_compact_range(
     end_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let start = opt_bytes(start, start_len, "start")?;
-            // SAFETY: forwarded contract.
-            let end = opt_bytes(end, end_len, "end")?;
-            let range = match (start, end) {
-                (Some(s), Some(e)) => Some((s, e)),
-                (None, None) => None,
-                _ => {
-                    return Err(Error::invalid_argument(
-                        "compact_range needs both bounds or neither (`start` and `end`)",
-                    ));
-                }
-            };
-            h.with(|db| db.compact_range(&cf_or_default(db, cf), range))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf`, the
+    // byte strings `start` and `end` and the out-parameter `errmsg`.
+    let (db, cf, start, end, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            opt_bytes(start, start_len, "start"),
+            opt_bytes(end, end_len, "end"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, start, end) = (db?, start?, end?);
+        let range = match (start, end) {
+            (Some(s), Some(e)) => Some((s, e)),
+            (None, None) => None,
+            _ => {
+                return Err(Error::invalid_argument(
+                    "compact_range needs both bounds or neither (`start` and `end`)",
+                ));
+            }
+        };
+        db.with(|d| d.compact_range(&cf_or_default(d, cf), range))
+    })
 }
 
 /// Stores in `*seqno` the sequence number of the last write that is visible.
@@ -236,18 +237,22 @@ pub unsafe extern "C" fn riptide_latest_seqno(
     seqno: *mut u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(seqno, "seqno")?;
-            out.set(0);
-            // SAFETY: forwarded contract.
-            let n = arg_ref(db, "db")?.with(|db| Ok(db.latest_seqno()))?;
-            out.set(n);
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `seqno` and
+    // `errmsg` and the handle `db`.
+    let (out, db, errmsg) = unsafe {
+        (
+            Out::new(seqno, "seqno"),
+            arg_ref(db, "db"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(0);
+        let n = db?.with(|d| Ok(d.latest_seqno()))?;
+        out.set(n);
+        Ok(())
+    })
 }
 
 /// Version of the C ABI described by this header: bumped on any incompatible change.

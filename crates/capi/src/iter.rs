@@ -8,7 +8,9 @@ use riptide::{DbIterator, ReadOptions};
 use crate::cf::riptide_cf_t;
 use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
 use crate::db::{cf_or_default, riptide_db_t};
-use crate::ffi_util::{Out, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes};
+use crate::ffi_util::{
+    ErrMsg, Out, arg_mut, arg_opt, arg_ref, bytes, destroy_handle, into_handle, opt_bytes,
+};
 use crate::snapshot::riptide_snapshot_t;
 use crate::status::riptide_status_t;
 
@@ -51,39 +53,39 @@ pub unsafe extern "C" fn riptide_iter_create(
     iter: *mut *mut riptide_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let snapshot = arg_opt(snapshot);
-            // SAFETY: forwarded contract.
-            let lower = opt_bytes(lower, lower_len, "lower")?;
-            // SAFETY: forwarded contract.
-            let upper = opt_bytes(upper, upper_len, "upper")?;
-            let it = h.with(|db| {
-                let mut opts = ReadOptions::default();
-                if let Some(s) = snapshot {
-                    opts = opts.snapshot(&s.snap);
-                }
-                if let Some(l) = lower {
-                    opts = opts.lower_bound(l);
-                }
-                if let Some(u) = upper {
-                    opts = opts.upper_bound(u);
-                }
-                db.iter_cf(&cf_or_default(db, cf), opts)
-            })?;
-            out.set(into_handle(riptide_iter_t { it }));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `iter` and
+    // `errmsg`, the handles `db`, `cf` and `snapshot` and the byte strings `lower` and `upper`.
+    let (out, db, cf, snapshot, lower, upper, errmsg) = unsafe {
+        (
+            Out::new(iter, "iter"),
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            arg_opt(snapshot),
+            opt_bytes(lower, lower_len, "lower"),
+            opt_bytes(upper, upper_len, "upper"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let (db, lower, upper) = (db?, lower?, upper?);
+        let it = db.with(|d| {
+            let mut opts = ReadOptions::default();
+            if let Some(s) = snapshot {
+                opts = opts.snapshot(&s.snap);
+            }
+            if let Some(l) = lower {
+                opts = opts.lower_bound(l);
+            }
+            if let Some(u) = upper {
+                opts = opts.upper_bound(u);
+            }
+            d.iter_cf(&cf_or_default(d, cf), opts)
+        })?;
+        out.set(into_handle(riptide_iter_t { it }));
+        Ok(())
+    })
 }
 
 /// Frees an iterator. NULL is a no-op.
@@ -93,7 +95,8 @@ pub unsafe extern "C" fn riptide_iter_create(
 /// `iter` is NULL or a live iterator handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_iter_destroy(iter: *mut riptide_iter_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `iter` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_iter_create` and never used again.
     unsafe { destroy_handle(iter) }
 }
 
@@ -108,8 +111,10 @@ pub unsafe extern "C" fn riptide_iter_seek_to_first(
     iter: *mut riptide_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::First, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::First, errmsg)
 }
 
 /// Positions on the last key (below the upper bound).
@@ -122,8 +127,10 @@ pub unsafe extern "C" fn riptide_iter_seek_to_last(
     iter: *mut riptide_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Last, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Last, errmsg)
 }
 
 /// Positions on the first key >= `target` (clamped to the bounds).
@@ -139,8 +146,16 @@ pub unsafe extern "C" fn riptide_iter_seek(
     target_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { seek_cursor(iter, target, target_len, false, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `target` and the out-parameter `errmsg`.
+    let (iter, target, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            bytes(target, target_len, "target"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    seek_cursor(iter, target, false, errmsg)
 }
 
 /// Positions on the last key <= `target` (clamped to the bounds).
@@ -155,8 +170,16 @@ pub unsafe extern "C" fn riptide_iter_seek_for_prev(
     target_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { seek_cursor(iter, target, target_len, true, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `target` and the out-parameter `errmsg`.
+    let (iter, target, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            bytes(target, target_len, "target"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    seek_cursor(iter, target, true, errmsg)
 }
 
 /// Moves to the next key. Does nothing when not valid.
@@ -169,8 +192,10 @@ pub unsafe extern "C" fn riptide_iter_next(
     iter: *mut riptide_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Next, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Next, errmsg)
 }
 
 /// Moves to the previous key. Does nothing when not valid.
@@ -183,19 +208,23 @@ pub unsafe extern "C" fn riptide_iter_prev(
     iter: *mut riptide_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Prev, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Prev, errmsg)
 }
 
 /// True when positioned on an entry; false for NULL.
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live iterator handle not being moved by another thread.
+/// `iter` is NULL or a live iterator handle not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_iter_valid(iter: *const riptide_iter_t) -> bool {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_valid(iter) }
+    // SAFETY: per `# Safety`, `iter` follows the exclusive handle rule of the ffi_util
+    // contract (an iterator is not `Sync`), which includes the handle rule `arg_opt` needs.
+    let iter = unsafe { arg_opt(iter) };
+    cursor_valid(iter)
 }
 
 /// The current key: a pointer valid until the iterator next moves or is destroyed (do not
@@ -203,15 +232,18 @@ pub unsafe extern "C" fn riptide_iter_valid(iter: *const riptide_iter_t) -> bool
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live iterator handle not being moved by another thread; `key_len` is
-/// NULL or writable.
+/// `iter` is NULL or a live iterator handle not used by another thread during the call;
+/// `key_len` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_iter_key(
     iter: *const riptide_iter_t,
     key_len: *mut usize,
 ) -> *const c_char {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_entry(iter, key_len, true) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the optional out-parameter
+    // `key_len` and for `iter` as an exclusive handle (an iterator is not `Sync`), which
+    // includes the handle rule `arg_opt` needs.
+    let (iter, key_len) = unsafe { (arg_opt(iter), Out::optional(key_len)) };
+    cursor_entry(iter, key_len, true)
 }
 
 /// The current value: as `riptide_iter_key`.
@@ -224,6 +256,9 @@ pub unsafe extern "C" fn riptide_iter_value(
     iter: *const riptide_iter_t,
     value_len: *mut usize,
 ) -> *const c_char {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_entry(iter, value_len, false) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the optional out-parameter
+    // `value_len` and for `iter` as an exclusive handle (an iterator is not `Sync`), which
+    // includes the handle rule `arg_opt` needs.
+    let (iter, value_len) = unsafe { (arg_opt(iter), Out::optional(value_len)) };
+    cursor_entry(iter, value_len, false)
 }

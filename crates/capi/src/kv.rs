@@ -8,7 +8,7 @@ use riptide::ReadOptions;
 use crate::batch::riptide_batch_t;
 use crate::cf::riptide_cf_t;
 use crate::db::{cf_or_default, riptide_db_t};
-use crate::ffi_util::{CResult, Out, arg_mut, arg_opt, arg_ref, bytes, guard};
+use crate::ffi_util::{CResult, ErrMsg, Out, arg_mut, arg_opt, arg_ref, bytes};
 use crate::memory::malloc_bytes;
 use crate::snapshot::riptide_snapshot_t;
 use crate::status::riptide_status_t;
@@ -21,28 +21,49 @@ pub(crate) struct ValueOut {
 }
 
 impl ValueOut {
-    /// Checks the three out-parameters and clears them (NULL, 0, false).
+    /// Checks the three out-parameters (NULL is `InvalidArgument` naming it); writes nothing.
     ///
     /// # Safety
     ///
-    /// Each pointer is NULL or writable for as long as the returned value lives.
+    /// Each pointer follows the out-parameter rule (`ffi_util` module docs) for as long as the
+    /// returned value lives.
+    pub(crate) unsafe fn check(
+        value: *mut *mut c_char,
+        value_len: *mut usize,
+        found: *mut bool,
+    ) -> CResult<ValueOut> {
+        // SAFETY: `Out::new` needs the out-parameter rule for each pointer while the `Out`
+        // lives; this function's contract gives it for as long as the `ValueOut` holding them.
+        unsafe {
+            Ok(ValueOut {
+                value: Out::new(value, "value")?,
+                len: Out::new(value_len, "value_len")?,
+                found: Out::new(found, "found")?,
+            })
+        }
+    }
+
+    /// Checks the three out-parameters, as [`ValueOut::check`], and clears them.
+    ///
+    /// # Safety
+    ///
+    /// As [`ValueOut::check`].
     pub(crate) unsafe fn new(
         value: *mut *mut c_char,
         value_len: *mut usize,
         found: *mut bool,
     ) -> CResult<ValueOut> {
-        // SAFETY: forwarded contract.
-        let out = unsafe {
-            ValueOut {
-                value: Out::new(value, "value")?,
-                len: Out::new(value_len, "value_len")?,
-                found: Out::new(found, "found")?,
-            }
-        };
-        out.value.set(std::ptr::null_mut());
-        out.len.set(0);
-        out.found.set(false);
+        // SAFETY: `check` has this function's contract.
+        let out = unsafe { ValueOut::check(value, value_len, found) }?;
+        out.clear();
         Ok(out)
+    }
+
+    /// Puts the out-parameters in their "not found" state: NULL, 0, false.
+    pub(crate) fn clear(&self) {
+        self.value.set(std::ptr::null_mut());
+        self.len.set(0);
+        self.found.set(false);
     }
 
     /// Hands a read's result to the caller: a `malloc`'d copy of the value, if any.
@@ -75,20 +96,21 @@ pub unsafe extern "C" fn riptide_put(
     value_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            // SAFETY: forwarded contract.
-            let value = bytes(value, value_len, "value")?;
-            h.with(|db| db.put_cf(&cf_or_default(db, cf), key, value))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf`, the
+    // byte strings `key` and `value` and the out-parameter `errmsg`.
+    let (db, cf, key, value, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            bytes(value, value_len, "value"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, key, value) = (db?, key?, value?);
+        db.with(|d| d.put_cf(&cf_or_default(d, cf), key, value))
+    })
 }
 
 /// Reads `key` in `cf` (NULL: the default column family) at `snapshot` (NULL: the latest
@@ -113,29 +135,32 @@ pub unsafe extern "C" fn riptide_get(
     found: *mut bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = ValueOut::new(value, value_len, found)?;
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let snapshot = arg_opt(snapshot);
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            let result = h.with(|db| {
-                let mut opts = ReadOptions::default();
-                if let Some(s) = snapshot {
-                    opts = opts.snapshot(&s.snap);
-                }
-                db.get_cf_opt(&cf_or_default(db, cf), key, &opts)
-            })?;
-            out.deliver(result)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `value`,
+    // `value_len`, `found` and `errmsg`, the handles `db`, `cf` and `snapshot` and the byte
+    // string `key`.
+    let (out, db, cf, snapshot, key, errmsg) = unsafe {
+        (
+            ValueOut::check(value, value_len, found),
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            arg_opt(snapshot),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.clear();
+        let (db, key) = (db?, key?);
+        let result = db.with(|d| {
+            let mut opts = ReadOptions::default();
+            if let Some(s) = snapshot {
+                opts = opts.snapshot(&s.snap);
+            }
+            d.get_cf_opt(&cf_or_default(d, cf), key, &opts)
+        })?;
+        out.deliver(result)
+    })
 }
 
 /// Deletes `key` from `cf` (NULL: the default column family). Deleting an absent key is not
@@ -152,18 +177,20 @@ pub unsafe extern "C" fn riptide_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            h.with(|db| db.delete_cf(&cf_or_default(db, cf), key))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf`, the
+    // byte string `key` and the out-parameter `errmsg`.
+    let (db, cf, key, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, key) = (db?, key?);
+        db.with(|d| d.delete_cf(&cf_or_default(d, cf), key))
+    })
 }
 
 /// Single-deletes `key` from `cf` (NULL: the default column family): a delete that may
@@ -181,18 +208,20 @@ pub unsafe extern "C" fn riptide_single_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            h.with(|db| db.single_delete_cf(&cf_or_default(db, cf), key))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf`, the
+    // byte string `key` and the out-parameter `errmsg`.
+    let (db, cf, key, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, key) = (db?, key?);
+        db.with(|d| d.single_delete_cf(&cf_or_default(d, cf), key))
+    })
 }
 
 /// Deletes every key `k` with `start <= k < end` from `cf` (NULL: the default column family)
@@ -212,20 +241,21 @@ pub unsafe extern "C" fn riptide_delete_range(
     end_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let cf = arg_opt(cf);
-            // SAFETY: forwarded contract.
-            let start = bytes(start, start_len, "start")?;
-            // SAFETY: forwarded contract.
-            let end = bytes(end, end_len, "end")?;
-            h.with(|db| db.delete_range_cf(&cf_or_default(db, cf), start, end))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `db` and `cf`, the
+    // byte strings `start` and `end` and the out-parameter `errmsg`.
+    let (db, cf, start, end, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_opt(cf),
+            bytes(start, start_len, "start"),
+            bytes(end, end_len, "end"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, start, end) = (db?, start?, end?);
+        db.with(|d| d.delete_range_cf(&cf_or_default(d, cf), start, end))
+    })
 }
 
 /// Applies every write of `batch` atomically (all or nothing, also after a crash). The
@@ -242,15 +272,18 @@ pub unsafe extern "C" fn riptide_write(
     batch: *mut riptide_batch_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let b = arg_mut(batch, "batch")?;
-            let taken = std::mem::take(&mut b.batch);
-            h.with(|db| db.write(taken))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db`, the exclusive
+    // handle `batch` and the out-parameter `errmsg`.
+    let (db, batch, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            arg_mut(batch, "batch"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (db, batch) = (db?, batch?);
+        let taken = std::mem::take(&mut batch.batch);
+        db.with(|d| d.write(taken))
+    })
 }

@@ -18,6 +18,11 @@
 //!   options, bounds).
 //! - No panic crosses the boundary: each body runs under `catch_unwind`, and a panic becomes
 //!   `RIPTIDE_INTERNAL` with the panic's message.
+//! - Pointer parameters: each function's `# Safety` section gives every pointer parameter one
+//!   of a few rules (handle, exclusive handle, freed handle, byte string, C string,
+//!   out-parameter, array), stated once in the module docs of `src/ffi_util.rs` together with
+//!   the guide to writing an exported function; `README.md` ("Pointer arguments") says the
+//!   same to C users.
 
 // The C ABI names its types the C way (`riptide_db_t`, `RIPTIDE_OK`).
 #![allow(non_camel_case_types)]

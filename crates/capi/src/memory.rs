@@ -53,14 +53,19 @@ pub(crate) fn malloc_bytes(bytes: &[u8]) -> CResult<*mut c_char> {
 /// A `malloc`'d array of `items`, or an error if memory is exhausted. An empty array is a
 /// non-NULL pointer to no element.
 pub(crate) fn malloc_array<T: Copy>(items: &[T]) -> CResult<*mut T> {
+    // `malloc` aligns for every fundamental type: at least 8 bytes on every platform we build
+    // for. The arrays handed out hold pointers and `riptide_xid_t`s.
+    const { assert!(std::mem::align_of::<T>() <= 8) };
     let size = std::mem::size_of_val(items).max(1);
     // SAFETY: `malloc` has no preconditions; a NULL result is handled below.
     let buf = unsafe { libc::malloc(size) }.cast::<T>();
     if buf.is_null() {
         return Err(out_of_memory(size));
     }
-    // SAFETY: `malloc` returns memory aligned for any fundamental type (T here is a plain C
-    // struct or pointer), `buf` holds `items.len()` elements, and cannot overlap `items`.
+    // SAFETY: `buf` is aligned for `T` (`malloc`'s alignment is at least `T`'s, asserted
+    // above), has room for `items.len()` elements of `T` (`size >= size_of_val(items)`
+    // bytes) and cannot overlap `items` (it was just allocated); `T: Copy`, so a bitwise copy
+    // is a valid copy.
     unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), buf, items.len()) };
     Ok(buf)
 }
@@ -74,8 +79,8 @@ pub(crate) fn malloc_array<T: Copy>(items: &[T]) -> CResult<*mut T> {
 /// `ptr` is NULL or a buffer returned by this library and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_free(ptr: *mut c_void) {
-    // SAFETY: per the contract, `ptr` is NULL or a live `malloc` buffer; `free(NULL)` is a
-    // no-op.
+    // SAFETY: per `# Safety`, `ptr` is NULL or a buffer this library `malloc`'d and nobody
+    // freed yet, so freeing it once here is valid; `free(NULL)` is a no-op.
     unsafe { libc::free(ptr) }
 }
 
@@ -88,7 +93,8 @@ pub unsafe extern "C" fn riptide_free(ptr: *mut c_void) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_free_value(value: *mut c_char, value_len: usize) {
     let _ = value_len;
-    // SAFETY: per the contract, `value` is NULL or a live `malloc` buffer.
+    // SAFETY: per `# Safety`, `value` is NULL or a buffer this library `malloc`'d (every value
+    // comes from `malloc_bytes`) and nobody freed yet; `free(NULL)` is a no-op.
     unsafe { libc::free(value.cast()) }
 }
 
@@ -105,11 +111,13 @@ pub unsafe extern "C" fn riptide_free_string_list(list: *mut *mut c_char, count:
         return;
     }
     for i in 0..count {
-        // SAFETY: per the contract, `list` has `count` entries, so `i < count` is in bounds,
-        // and each entry is a live `malloc` string (or NULL).
+        // SAFETY: per `# Safety`, `list` is an array of exactly `count` entries made by
+        // `malloc_array`, so entry `i < count` is in bounds and aligned, and each entry is a
+        // `malloc_string` copy not freed yet.
         unsafe { libc::free(list.add(i).read().cast()) };
     }
-    // SAFETY: per the contract, `list` itself is a live `malloc` buffer.
+    // SAFETY: per `# Safety`, `list` itself is a `malloc_array` buffer not freed yet; its
+    // entries were only read above.
     unsafe { libc::free(list.cast()) }
 }
 

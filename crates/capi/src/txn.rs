@@ -8,12 +8,12 @@ use riptide::{ColumnFamily, Transaction, TransactionOptions};
 use crate::cf::riptide_cf_t;
 use crate::db::riptide_db_t;
 use crate::ffi_util::{
-    CResult, Out, arg_opt, arg_ref, bytes, destroy_handle, guard, into_handle, query,
+    CResult, ErrMsg, Out, arg_opt, arg_ref, bytes, destroy_handle, into_handle, query,
 };
 use crate::kv::ValueOut;
 use crate::status::riptide_status_t;
 use crate::txn_options::riptide_txn_options_t;
-use crate::xid::xid_from_parts;
+use crate::xid::xid;
 
 /// A transaction (opaque). Made by `riptide_txn_begin`, freed by `riptide_txn_destroy`
 /// (which rolls back an unfinished transaction; a prepared one stays prepared). Use it from
@@ -31,25 +31,6 @@ impl riptide_txn_t {
     }
 }
 
-/// Runs `f` on the transaction behind `txn`.
-///
-/// # Safety
-///
-/// `txn` is NULL or a live transaction handle; `errmsg` is NULL or writable.
-unsafe fn with_txn(
-    txn: *mut riptide_txn_t,
-    errmsg: *mut *mut c_char,
-    f: impl FnOnce(&riptide_txn_t) -> CResult,
-) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            f(arg_ref(txn, "txn")?)
-        })
-    }
-}
-
 /// Begins a transaction with `options` (NULL for the defaults; they are copied) and stores
 /// it in `*txn`.
 ///
@@ -64,27 +45,30 @@ pub unsafe extern "C" fn riptide_txn_begin(
     txn: *mut *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(txn, "txn")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let opts =
-                arg_opt(options).map_or_else(TransactionOptions::default, |o| o.opts.clone());
-            let handle = h.with(|db| {
-                Ok(riptide_txn_t {
-                    txn: db.begin_transaction(opts)?,
-                    default_cf: db.default_cf(),
-                })
-            })?;
-            out.set(into_handle(handle));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `txn` and
+    // `errmsg` and the handles `db` and `options`.
+    let (out, db, options, errmsg) = unsafe {
+        (
+            Out::new(txn, "txn"),
+            arg_ref(db, "db"),
+            arg_opt(options),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let db = db?;
+        let opts = options.map_or_else(TransactionOptions::default, |o| o.opts.clone());
+        let handle = db.with(|d| {
+            Ok(riptide_txn_t {
+                txn: d.begin_transaction(opts)?,
+                default_cf: d.default_cf(),
+            })
+        })?;
+        out.set(into_handle(handle));
+        Ok(())
+    })
 }
 
 /// Frees a transaction, rolling it back if it is still active (a prepared transaction stays
@@ -96,7 +80,8 @@ pub unsafe extern "C" fn riptide_txn_begin(
 /// `txn` is NULL or a live transaction handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_destroy(txn: *mut riptide_txn_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `txn` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_txn_begin` and never used again.
     unsafe { destroy_handle(txn) }
 }
 
@@ -107,7 +92,7 @@ pub unsafe extern "C" fn riptide_txn_destroy(txn: *mut riptide_txn_t) {
 /// `txn` is NULL or a live transaction handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_id(txn: *const riptide_txn_t) -> u64 {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `txn` follows the handle rule of the ffi_util contract.
     unsafe { query(txn, 0, |t| t.txn.id()) }
 }
 
@@ -131,20 +116,23 @@ pub unsafe extern "C" fn riptide_txn_get(
     found: *mut bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = ValueOut::new(value, value_len, found)?;
-            // SAFETY: forwarded contract.
-            let t = arg_ref(txn, "txn")?;
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            out.deliver(t.txn.get(&cf, key)?)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `value`,
+    // `value_len`, `found` and `errmsg`, the handles `txn` and `cf` and the byte string `key`.
+    let (out, txn, cf, key, errmsg) = unsafe {
+        (
+            ValueOut::check(value, value_len, found),
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.clear();
+        let (t, key) = (txn?, key?);
+        out.deliver(t.txn.get(&t.cf(cf), key)?)
+    })
 }
 
 /// Reads `key` as `riptide_txn_get` does and protects it against concurrent writers until
@@ -167,51 +155,39 @@ pub unsafe extern "C" fn riptide_txn_get_for_update(
     found: *mut bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = ValueOut::new(value, value_len, found)?;
-            // SAFETY: forwarded contract.
-            let t = arg_ref(txn, "txn")?;
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            out.deliver(t.txn.get_for_update(&cf, key, exclusive)?)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `value`,
+    // `value_len`, `found` and `errmsg`, the handles `txn` and `cf` and the byte string `key`.
+    let (out, txn, cf, key, errmsg) = unsafe {
+        (
+            ValueOut::check(value, value_len, found),
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.clear();
+        let (t, key) = (txn?, key?);
+        out.deliver(t.txn.get_for_update(&t.cf(cf), key, exclusive)?)
+    })
 }
 
-/// The body of `riptide_txn_put` and `riptide_txn_insert`: checks the handles and byte
-/// strings, then writes with `write`.
-///
-/// # Safety
-///
-/// As `riptide_txn_put`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn write_key_value(
-    txn: *mut riptide_txn_t,
-    cf: *const riptide_cf_t,
-    key: *const c_char,
-    key_len: usize,
-    value: *const c_char,
-    value_len: usize,
-    errmsg: *mut *mut c_char,
+/// The body of `riptide_txn_put` and `riptide_txn_insert`, over their converted parameters:
+/// checks the handle and byte strings, then writes with `write`.
+fn write_key_value(
+    txn: CResult<&riptide_txn_t>,
+    cf: Option<&riptide_cf_t>,
+    key: CResult<&[u8]>,
+    value: CResult<&[u8]>,
+    errmsg: ErrMsg,
     write: impl FnOnce(&Transaction, &ColumnFamily, &[u8], &[u8]) -> riptide::Result<()>,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            // SAFETY: forwarded contract.
-            let value = bytes(value, value_len, "value")?;
-            write(&t.txn, &cf, key, value)
-        })
-    }
+    errmsg.guard(|| {
+        let (t, key, value) = (txn?, key?, value?);
+        write(&t.txn, &t.cf(cf), key, value)
+    })
 }
 
 /// Sets `key` to `value` in `cf` (NULL: the default column family) within the transaction.
@@ -233,19 +209,20 @@ pub unsafe extern "C" fn riptide_txn_put(
     value_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        write_key_value(
-            txn,
-            cf,
-            key,
-            key_len,
-            value,
-            value_len,
-            errmsg,
-            |txn, cf, k, v| txn.put(cf, k, v),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `txn` and `cf`, the
+    // byte strings `key` and `value` and the out-parameter `errmsg`.
+    let (txn, cf, key, value, errmsg) = unsafe {
+        (
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            bytes(value, value_len, "value"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    write_key_value(txn, cf, key, value, errmsg, |txn, cf, k, v| {
+        txn.put(cf, k, v)
+    })
 }
 
 /// Like `riptide_txn_put`, for a key the caller expects to be new (an INSERT): in a
@@ -266,19 +243,20 @@ pub unsafe extern "C" fn riptide_txn_insert(
     value_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        write_key_value(
-            txn,
-            cf,
-            key,
-            key_len,
-            value,
-            value_len,
-            errmsg,
-            |txn, cf, k, v| txn.insert(cf, k, v),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `txn` and `cf`, the
+    // byte strings `key` and `value` and the out-parameter `errmsg`.
+    let (txn, cf, key, value, errmsg) = unsafe {
+        (
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            bytes(value, value_len, "value"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    write_key_value(txn, cf, key, value, errmsg, |txn, cf, k, v| {
+        txn.insert(cf, k, v)
+    })
 }
 
 /// Deletes `key` from `cf` (NULL: the default column family) within the transaction.
@@ -294,16 +272,20 @@ pub unsafe extern "C" fn riptide_txn_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            t.txn.delete(&cf, key)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `txn` and `cf`, the
+    // byte string `key` and the out-parameter `errmsg`.
+    let (txn, cf, key, errmsg) = unsafe {
+        (
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (t, key) = (txn?, key?);
+        t.txn.delete(&t.cf(cf), key)
+    })
 }
 
 /// Single-deletes `key` from `cf` within the transaction (see `riptide_single_delete` for
@@ -320,16 +302,20 @@ pub unsafe extern "C" fn riptide_txn_single_delete(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            t.txn.single_delete(&cf, key)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `txn` and `cf`, the
+    // byte string `key` and the out-parameter `errmsg`.
+    let (txn, cf, key, errmsg) = unsafe {
+        (
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (t, key) = (txn?, key?);
+        t.txn.single_delete(&t.cf(cf), key)
+    })
 }
 
 /// Marks a savepoint. Savepoints nest.
@@ -342,8 +328,10 @@ pub unsafe extern "C" fn riptide_txn_set_savepoint(
     txn: *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_txn(txn, errmsg, |t| t.txn.set_savepoint()) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn` and the
+    // out-parameter `errmsg`.
+    let (txn, errmsg) = unsafe { (arg_ref(txn, "txn"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| txn?.txn.set_savepoint())
 }
 
 /// Undoes every write since the newest savepoint and removes it; row locks taken after it
@@ -357,8 +345,10 @@ pub unsafe extern "C" fn riptide_txn_rollback_to_savepoint(
     txn: *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_txn(txn, errmsg, |t| t.txn.rollback_to_savepoint()) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn` and the
+    // out-parameter `errmsg`.
+    let (txn, errmsg) = unsafe { (arg_ref(txn, "txn"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| txn?.txn.rollback_to_savepoint())
 }
 
 /// Forgets the newest savepoint, keeping its writes. `RIPTIDE_NOT_FOUND` if there is none.
@@ -371,8 +361,10 @@ pub unsafe extern "C" fn riptide_txn_release_savepoint(
     txn: *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_txn(txn, errmsg, |t| t.txn.release_savepoint()) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn` and the
+    // out-parameter `errmsg`.
+    let (txn, errmsg) = unsafe { (arg_ref(txn, "txn"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| txn?.txn.release_savepoint())
 }
 
 /// Two-phase commit, phase one: validates like commit, then makes the writes durable under
@@ -395,14 +387,20 @@ pub unsafe extern "C" fn riptide_txn_prepare(
     bqual_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_txn(txn, errmsg, |t| {
-            // SAFETY: forwarded contract.
-            let xid = xid_from_parts(format_id, gtrid, gtrid_len, bqual, bqual_len)?;
-            t.txn.prepare(&xid)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn`, the byte
+    // strings `gtrid` and `bqual` and the out-parameter `errmsg`.
+    let (txn, gtrid, bqual, errmsg) = unsafe {
+        (
+            arg_ref(txn, "txn"),
+            bytes(gtrid, gtrid_len, "gtrid"),
+            bytes(bqual, bqual_len, "bqual"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let t = txn?;
+        t.txn.prepare(&xid(format_id, gtrid, bqual)?)
+    })
 }
 
 /// Commits: validates (optimistic), writes every buffered write as one atomic batch and
@@ -417,8 +415,10 @@ pub unsafe extern "C" fn riptide_txn_commit(
     txn: *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_txn(txn, errmsg, |t| t.txn.commit()) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn` and the
+    // out-parameter `errmsg`.
+    let (txn, errmsg) = unsafe { (arg_ref(txn, "txn"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| txn?.txn.commit())
 }
 
 /// Rolls back: forgets every buffered write and releases the locks (a prepared transaction
@@ -432,6 +432,8 @@ pub unsafe extern "C" fn riptide_txn_rollback(
     txn: *mut riptide_txn_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_txn(txn, errmsg, |t| t.txn.rollback()) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `txn` and the
+    // out-parameter `errmsg`.
+    let (txn, errmsg) = unsafe { (arg_ref(txn, "txn"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| txn?.txn.rollback())
 }

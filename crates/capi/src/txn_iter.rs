@@ -8,7 +8,7 @@ use riptide::{ColumnFamily, ReadOptions, Result, Transaction, TxnIterator};
 use crate::cf::riptide_cf_t;
 use crate::cursor::{CursorHandle, Step, cursor_entry, cursor_valid, seek_cursor, step_cursor};
 use crate::ffi_util::{
-    Out, arg_mut, arg_opt, arg_ref, destroy_handle, guard, into_handle, opt_bytes,
+    CResult, ErrMsg, Out, arg_mut, arg_opt, arg_ref, bytes, destroy_handle, into_handle, opt_bytes,
 };
 use crate::status::riptide_status_t;
 use crate::txn::riptide_txn_t;
@@ -31,48 +31,34 @@ impl CursorHandle for riptide_txn_iter_t {
     }
 }
 
-/// The body of the `riptide_txn_iter_create*` functions: checks the handles and bounds,
-/// clears `*iter`, makes the iterator with `make` and hands it out.
-///
-/// # Safety
-///
-/// As `riptide_txn_iter_create`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn create_txn_iter(
-    txn: *mut riptide_txn_t,
-    cf: *const riptide_cf_t,
-    lower: *const c_char,
-    lower_len: usize,
-    upper: *const c_char,
-    upper_len: usize,
-    iter: *mut *mut riptide_txn_iter_t,
-    errmsg: *mut *mut c_char,
+/// The body of the `riptide_txn_iter_create*` functions, over their converted parameters:
+/// clears `*iter`, checks the handles and bounds, makes the iterator with `make` and hands it
+/// out.
+fn create_txn_iter(
+    iter: CResult<Out<*mut riptide_txn_iter_t>>,
+    txn: CResult<&riptide_txn_t>,
+    cf: Option<&riptide_cf_t>,
+    lower: CResult<Option<&[u8]>>,
+    upper: CResult<Option<&[u8]>>,
+    errmsg: ErrMsg,
     make: impl FnOnce(&Transaction, &ColumnFamily, ReadOptions<'_>) -> Result<TxnIterator>,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(iter, "iter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let t = arg_ref(txn, "txn")?;
-            // SAFETY: forwarded contract.
-            let cf = t.cf(arg_opt(cf));
-            let mut opts = ReadOptions::default();
-            // SAFETY: forwarded contract.
-            if let Some(l) = opt_bytes(lower, lower_len, "lower")? {
-                opts = opts.lower_bound(l);
-            }
-            // SAFETY: forwarded contract.
-            if let Some(u) = opt_bytes(upper, upper_len, "upper")? {
-                opts = opts.upper_bound(u);
-            }
-            let it = make(&t.txn, &cf, opts)?;
-            out.set(into_handle(riptide_txn_iter_t { it }));
-            Ok(())
-        })
-    }
+    errmsg.guard(|| {
+        let out = iter?;
+        out.set(std::ptr::null_mut());
+        let t = txn?;
+        let cf = t.cf(cf);
+        let mut opts = ReadOptions::default();
+        if let Some(l) = lower? {
+            opts = opts.lower_bound(l);
+        }
+        if let Some(u) = upper? {
+            opts = opts.upper_bound(u);
+        }
+        let it = make(&t.txn, &cf, opts)?;
+        out.set(into_handle(riptide_txn_iter_t { it }));
+        Ok(())
+    })
 }
 
 /// Creates an iterator over `cf` (NULL: the default column family) as `txn` sees it, within
@@ -95,20 +81,21 @@ pub unsafe extern "C" fn riptide_txn_iter_create(
     iter: *mut *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        create_txn_iter(
-            txn,
-            cf,
-            lower,
-            lower_len,
-            upper,
-            upper_len,
-            iter,
-            errmsg,
-            |txn, cf, opts| txn.iter(cf, opts),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `iter` and
+    // `errmsg`, the handles `txn` and `cf` and the byte strings `lower` and `upper`.
+    let (iter, txn, cf, lower, upper, errmsg) = unsafe {
+        (
+            Out::new(iter, "iter"),
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            opt_bytes(lower, lower_len, "lower"),
+            opt_bytes(upper, upper_len, "upper"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    create_txn_iter(iter, txn, cf, lower, upper, errmsg, |txn, cf, opts| {
+        txn.iter(cf, opts)
+    })
 }
 
 /// Creates a *locking* iterator over `cf` (NULL: the default column family) for `txn`, which
@@ -135,20 +122,21 @@ pub unsafe extern "C" fn riptide_txn_iter_create_locking(
     iter: *mut *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        create_txn_iter(
-            txn,
-            cf,
-            lower,
-            lower_len,
-            upper,
-            upper_len,
-            iter,
-            errmsg,
-            |txn, cf, opts| txn.iter_locking(cf, opts, exclusive),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `iter` and
+    // `errmsg`, the handles `txn` and `cf` and the byte strings `lower` and `upper`.
+    let (iter, txn, cf, lower, upper, errmsg) = unsafe {
+        (
+            Out::new(iter, "iter"),
+            arg_ref(txn, "txn"),
+            arg_opt(cf),
+            opt_bytes(lower, lower_len, "lower"),
+            opt_bytes(upper, upper_len, "upper"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    create_txn_iter(iter, txn, cf, lower, upper, errmsg, |txn, cf, opts| {
+        txn.iter_locking(cf, opts, exclusive)
+    })
 }
 
 /// Frees a transaction iterator. NULL is a no-op.
@@ -158,7 +146,9 @@ pub unsafe extern "C" fn riptide_txn_iter_create_locking(
 /// `iter` is NULL or a live transaction iterator handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_destroy(iter: *mut riptide_txn_iter_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `iter` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_txn_iter_create*` (or `riptide_hsession_iter_create*`) and
+    // never used again.
     unsafe { destroy_handle(iter) }
 }
 
@@ -173,8 +163,10 @@ pub unsafe extern "C" fn riptide_txn_iter_seek_to_first(
     iter: *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::First, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::First, errmsg)
 }
 
 /// Positions on the last visible key.
@@ -187,8 +179,10 @@ pub unsafe extern "C" fn riptide_txn_iter_seek_to_last(
     iter: *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Last, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Last, errmsg)
 }
 
 /// Positions on the first visible key >= `target`.
@@ -204,8 +198,16 @@ pub unsafe extern "C" fn riptide_txn_iter_seek(
     target_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { seek_cursor(iter, target, target_len, false, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `target` and the out-parameter `errmsg`.
+    let (iter, target, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            bytes(target, target_len, "target"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    seek_cursor(iter, target, false, errmsg)
 }
 
 /// Positions on the last visible key <= `target`.
@@ -220,8 +222,16 @@ pub unsafe extern "C" fn riptide_txn_iter_seek_for_prev(
     target_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { seek_cursor(iter, target, target_len, true, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `target` and the out-parameter `errmsg`.
+    let (iter, target, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            bytes(target, target_len, "target"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    seek_cursor(iter, target, true, errmsg)
 }
 
 /// Moves to the next visible key. Does nothing when not valid.
@@ -234,8 +244,10 @@ pub unsafe extern "C" fn riptide_txn_iter_next(
     iter: *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Next, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Next, errmsg)
 }
 
 /// Moves to the previous visible key. Does nothing when not valid.
@@ -248,8 +260,10 @@ pub unsafe extern "C" fn riptide_txn_iter_prev(
     iter: *mut riptide_txn_iter_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { step_cursor(iter, Step::Prev, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter` and
+    // the out-parameter `errmsg`.
+    let (iter, errmsg) = unsafe { (arg_mut(iter, "iter"), ErrMsg::new(errmsg)) };
+    step_cursor(iter, Step::Prev, errmsg)
 }
 
 /// Sets the iterator's stop key `(stop, stop_len)` (NULL with length 0: none): from now on a
@@ -270,28 +284,34 @@ pub unsafe extern "C" fn riptide_txn_iter_set_stop(
     stop_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let it = &mut arg_mut(iter, "iter")?.it;
-            // SAFETY: forwarded contract.
-            let stop = opt_bytes(stop, stop_len, "stop")?;
-            it.set_stop(stop);
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `stop` and the out-parameter `errmsg`.
+    let (iter, stop, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            opt_bytes(stop, stop_len, "stop"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (iter, stop) = (iter?, stop?);
+        iter.it.set_stop(stop);
+        Ok(())
+    })
 }
 
 /// True when positioned on an entry; false for NULL.
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live transaction iterator handle not being moved by another thread.
+/// `iter` is NULL or a live transaction iterator handle not used by another thread during
+/// the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_valid(iter: *const riptide_txn_iter_t) -> bool {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_valid(iter) }
+    // SAFETY: per `# Safety`, `iter` follows the exclusive handle rule of the ffi_util
+    // contract (an iterator is not `Sync`), which includes the handle rule `arg_opt` needs.
+    let iter = unsafe { arg_opt(iter) };
+    cursor_valid(iter)
 }
 
 /// The current key: a pointer valid until the iterator next moves or is destroyed (do not
@@ -299,15 +319,18 @@ pub unsafe extern "C" fn riptide_txn_iter_valid(iter: *const riptide_txn_iter_t)
 ///
 /// # Safety
 ///
-/// `iter` is NULL or a live transaction iterator handle not being moved by another thread;
-/// `key_len` is NULL or writable.
+/// `iter` is NULL or a live transaction iterator handle not used by another thread during
+/// the call; `key_len` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_key(
     iter: *const riptide_txn_iter_t,
     key_len: *mut usize,
 ) -> *const c_char {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_entry(iter, key_len, true) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the optional out-parameter
+    // `key_len` and for `iter` as an exclusive handle (an iterator is not `Sync`), which
+    // includes the handle rule `arg_opt` needs.
+    let (iter, key_len) = unsafe { (arg_opt(iter), Out::optional(key_len)) };
+    cursor_entry(iter, key_len, true)
 }
 
 /// The current value: as `riptide_txn_iter_key`.
@@ -320,6 +343,9 @@ pub unsafe extern "C" fn riptide_txn_iter_value(
     iter: *const riptide_txn_iter_t,
     value_len: *mut usize,
 ) -> *const c_char {
-    // SAFETY: forwarded contract.
-    unsafe { cursor_entry(iter, value_len, false) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the optional out-parameter
+    // `value_len` and for `iter` as an exclusive handle (an iterator is not `Sync`), which
+    // includes the handle rule `arg_opt` needs.
+    let (iter, value_len) = unsafe { (arg_opt(iter), Out::optional(value_len)) };
+    cursor_entry(iter, value_len, false)
 }

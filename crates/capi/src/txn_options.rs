@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use riptide::{Concurrency, Error, IsolationLevel, TransactionOptions};
 
-use crate::ffi_util::{CResult, arg_mut, destroy_handle, guard, guard_value, into_handle};
+use crate::ffi_util::{CResult, ErrMsg, arg_mut, destroy_handle, guard_value, into_handle};
 use crate::status::riptide_status_t;
 
 /// Transaction options (opaque). Made by `riptide_txn_options_create`, freed by
@@ -45,30 +45,23 @@ pub extern "C" fn riptide_txn_options_create() -> *mut riptide_txn_options_t {
 /// `options` is NULL or a live handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_options_destroy(options: *mut riptide_txn_options_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `options` follows the freed handle rule of the ffi_util
+    // contract: NULL or made by `riptide_txn_options_create` and never used again.
     unsafe { destroy_handle(options) }
 }
 
-/// Applies `f` to the options behind `options`.
-///
-/// # Safety
-///
-/// `options` is NULL or a live handle used by this thread alone; `errmsg` is NULL or
-/// writable.
-unsafe fn set(
-    options: *mut riptide_txn_options_t,
-    errmsg: *mut *mut c_char,
+/// Applies `f` to the options behind the converted exclusive handle `options` under the
+/// guard.
+fn set(
+    options: CResult<&mut riptide_txn_options_t>,
+    errmsg: ErrMsg,
     f: impl FnOnce(TransactionOptions) -> CResult<TransactionOptions>,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_mut(options, "options")?;
-            h.opts = f(std::mem::take(&mut h.opts))?;
-            Ok(())
-        })
-    }
+    errmsg.guard(|| {
+        let h = options?;
+        h.opts = f(std::mem::take(&mut h.opts))?;
+        Ok(())
+    })
 }
 
 /// The isolation level: one of the `RIPTIDE_ISOLATION_*` constants. Default repeatable
@@ -76,30 +69,30 @@ unsafe fn set(
 ///
 /// # Safety
 ///
-/// `options` is NULL or a live handle; `errmsg` is NULL or writable. The same holds for
-/// every `riptide_txn_options_set_*` function.
+/// `options` is NULL or a live handle not used by another thread during the call; `errmsg`
+/// is NULL or writable. The same holds for every `riptide_txn_options_set_*` function.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_options_set_isolation(
     options: *mut riptide_txn_options_t,
     isolation: i32,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(options, errmsg, |o| {
-            let level = match isolation {
-                RIPTIDE_ISOLATION_READ_COMMITTED => IsolationLevel::ReadCommitted,
-                RIPTIDE_ISOLATION_REPEATABLE_READ => IsolationLevel::RepeatableRead,
-                RIPTIDE_ISOLATION_SERIALIZABLE => IsolationLevel::Serializable,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "unknown isolation level {other}"
-                    )));
-                }
-            };
-            Ok(o.isolation(level))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `options`
+    // and the out-parameter `errmsg`.
+    let (options, errmsg) = unsafe { (arg_mut(options, "options"), ErrMsg::new(errmsg)) };
+    set(options, errmsg, |o| {
+        let level = match isolation {
+            RIPTIDE_ISOLATION_READ_COMMITTED => IsolationLevel::ReadCommitted,
+            RIPTIDE_ISOLATION_REPEATABLE_READ => IsolationLevel::RepeatableRead,
+            RIPTIDE_ISOLATION_SERIALIZABLE => IsolationLevel::Serializable,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "unknown isolation level {other}"
+                )));
+            }
+        };
+        Ok(o.isolation(level))
+    })
 }
 
 /// Optimistic or pessimistic: one of the `RIPTIDE_CONCURRENCY_*` constants. Default
@@ -114,21 +107,21 @@ pub unsafe extern "C" fn riptide_txn_options_set_concurrency(
     concurrency: i32,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(options, errmsg, |o| {
-            let c = match concurrency {
-                RIPTIDE_CONCURRENCY_OPTIMISTIC => Concurrency::Optimistic,
-                RIPTIDE_CONCURRENCY_PESSIMISTIC => Concurrency::Pessimistic,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "unknown concurrency {other}"
-                    )));
-                }
-            };
-            Ok(o.concurrency(c))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `options`
+    // and the out-parameter `errmsg`.
+    let (options, errmsg) = unsafe { (arg_mut(options, "options"), ErrMsg::new(errmsg)) };
+    set(options, errmsg, |o| {
+        let c = match concurrency {
+            RIPTIDE_CONCURRENCY_OPTIMISTIC => Concurrency::Optimistic,
+            RIPTIDE_CONCURRENCY_PESSIMISTIC => Concurrency::Pessimistic,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "unknown concurrency {other}"
+                )));
+            }
+        };
+        Ok(o.concurrency(c))
+    })
 }
 
 /// How long a row-lock wait may last before it fails with `RIPTIDE_TIMED_OUT`, in
@@ -144,12 +137,12 @@ pub unsafe extern "C" fn riptide_txn_options_set_lock_timeout_ms(
     timeout_ms: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        set(options, errmsg, |o| {
-            Ok(o.lock_timeout(Duration::from_millis(timeout_ms)))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `options`
+    // and the out-parameter `errmsg`.
+    let (options, errmsg) = unsafe { (arg_mut(options, "options"), ErrMsg::new(errmsg)) };
+    set(options, errmsg, |o| {
+        Ok(o.lock_timeout(Duration::from_millis(timeout_ms)))
+    })
 }
 
 /// Take the snapshot when the transaction begins instead of at its first operation (`START
@@ -164,6 +157,8 @@ pub unsafe extern "C" fn riptide_txn_options_set_snapshot_at_begin(
     value: bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { set(options, errmsg, |o| Ok(o.snapshot_at_begin(value))) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `options`
+    // and the out-parameter `errmsg`.
+    let (options, errmsg) = unsafe { (arg_mut(options, "options"), ErrMsg::new(errmsg)) };
+    set(options, errmsg, |o| Ok(o.snapshot_at_begin(value)))
 }

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use riptide::Xid;
 
 use crate::db::riptide_db_t;
-use crate::ffi_util::{CResult, Out, arg_ref, bytes, guard};
+use crate::ffi_util::{CResult, ErrMsg, Out, arg_ref, bytes};
 use crate::memory::malloc_array;
 use crate::status::riptide_status_t;
 
@@ -57,11 +57,17 @@ impl riptide_xid_t {
     }
 }
 
-/// The xid `(format_id, gtrid, bqual)` built from C parameters.
+/// The xid `(format_id, gtrid, bqual)` built from converted byte string parameters.
+pub(crate) fn xid(format_id: i32, gtrid: CResult<&[u8]>, bqual: CResult<&[u8]>) -> CResult<Xid> {
+    Xid::new(format_id, gtrid?, bqual?)
+}
+
+/// [`xid`] from the raw parameters, for the modules not converted to the ffi_util pattern yet.
 ///
 /// # Safety
 ///
-/// Each `(pointer, length)` pair is NULL or `length` readable bytes.
+/// `(gtrid, gtrid_len)` and `(bqual, bqual_len)` follow the byte string rule (`ffi_util`
+/// module docs).
 pub(crate) unsafe fn xid_from_parts(
     format_id: i32,
     gtrid: *const c_char,
@@ -69,11 +75,14 @@ pub(crate) unsafe fn xid_from_parts(
     bqual: *const c_char,
     bqual_len: usize,
 ) -> CResult<Xid> {
-    // SAFETY: forwarded contract.
-    let g = unsafe { bytes(gtrid, gtrid_len, "gtrid") }?;
-    // SAFETY: forwarded contract.
-    let b = unsafe { bytes(bqual, bqual_len, "bqual") }?;
-    Xid::new(format_id, g, b)
+    // SAFETY: `bytes` needs the byte string rule for both pairs, this function's contract.
+    let (g, b) = unsafe {
+        (
+            bytes(gtrid, gtrid_len, "gtrid"),
+            bytes(bqual, bqual_len, "bqual"),
+        )
+    };
+    xid(format_id, g, b)
 }
 
 /// Lists the xids of every prepared transaction not finished yet (recovered from the WAL at
@@ -91,56 +100,50 @@ pub unsafe extern "C" fn riptide_prepared_list(
     count: *mut usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out_xids = Out::new(xids, "xids")?;
-            // SAFETY: forwarded contract.
-            let out_count = Out::new(count, "count")?;
-            out_xids.set(std::ptr::null_mut());
-            out_count.set(0);
-            // SAFETY: forwarded contract.
-            let list = arg_ref(db, "db")?.with(|db| Ok(db.prepared_transactions()))?;
-            let c: Vec<riptide_xid_t> = list.iter().map(riptide_xid_t::from_xid).collect();
-            out_xids.set(malloc_array(&c)?);
-            out_count.set(c.len());
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `xids`,
+    // `count` and `errmsg` and the handle `db`.
+    let (out_xids, out_count, db, errmsg) = unsafe {
+        (
+            Out::new(xids, "xids"),
+            Out::new(count, "count"),
+            arg_ref(db, "db"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (out_xids, out_count) = (out_xids?, out_count?);
+        out_xids.set(std::ptr::null_mut());
+        out_count.set(0);
+        let list = db?.with(|d| Ok(d.prepared_transactions()))?;
+        let c: Vec<riptide_xid_t> = list.iter().map(riptide_xid_t::from_xid).collect();
+        out_xids.set(malloc_array(&c)?);
+        out_count.set(c.len());
+        Ok(())
+    })
 }
 
-/// Finishes the prepared transaction `xid` by committing or rolling it back.
-///
-/// # Safety
-///
-/// As `riptide_commit_prepared`.
-unsafe fn finish(
-    db: *mut riptide_db_t,
+/// Finishes the prepared transaction `(format_id, gtrid, bqual)` by committing or rolling it
+/// back, over the converted parameters of `riptide_commit_prepared` or
+/// `riptide_rollback_prepared`.
+fn finish(
+    db: CResult<&riptide_db_t>,
     format_id: i32,
-    gtrid: *const c_char,
-    gtrid_len: usize,
-    bqual: *const c_char,
-    bqual_len: usize,
+    gtrid: CResult<&[u8]>,
+    bqual: CResult<&[u8]>,
     commit: bool,
-    errmsg: *mut *mut c_char,
+    errmsg: ErrMsg,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(db, "db")?;
-            // SAFETY: forwarded contract.
-            let xid = xid_from_parts(format_id, gtrid, gtrid_len, bqual, bqual_len)?;
-            h.with(|db| {
-                if commit {
-                    db.commit_prepared(&xid)
-                } else {
-                    db.rollback_prepared(&xid)
-                }
-            })
+    errmsg.guard(|| {
+        let db = db?;
+        let xid = xid(format_id, gtrid, bqual)?;
+        db.with(|d| {
+            if commit {
+                d.commit_prepared(&xid)
+            } else {
+                d.rollback_prepared(&xid)
+            }
         })
-    }
+    })
 }
 
 /// Commits the prepared transaction `(format_id, gtrid, bqual)` (for example one listed by
@@ -160,12 +163,17 @@ pub unsafe extern "C" fn riptide_commit_prepared(
     bqual_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        finish(
-            db, format_id, gtrid, gtrid_len, bqual, bqual_len, true, errmsg,
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db`, the byte
+    // strings `gtrid` and `bqual` and the out-parameter `errmsg`.
+    let (db, gtrid, bqual, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            bytes(gtrid, gtrid_len, "gtrid"),
+            bytes(bqual, bqual_len, "bqual"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    finish(db, format_id, gtrid, bqual, true, errmsg)
 }
 
 /// Rolls back the prepared transaction `(format_id, gtrid, bqual)`. `RIPTIDE_NOT_FOUND` if
@@ -184,10 +192,15 @@ pub unsafe extern "C" fn riptide_rollback_prepared(
     bqual_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        finish(
-            db, format_id, gtrid, gtrid_len, bqual, bqual_len, false, errmsg,
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db`, the byte
+    // strings `gtrid` and `bqual` and the out-parameter `errmsg`.
+    let (db, gtrid, bqual, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            bytes(gtrid, gtrid_len, "gtrid"),
+            bytes(bqual, bqual_len, "bqual"),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    finish(db, format_id, gtrid, bqual, false, errmsg)
 }

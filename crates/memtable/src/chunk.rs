@@ -8,6 +8,10 @@
 //! allocations. A flushed memtable's chunks then become holes that the heap keeps: measured in
 //! MariaDB (4 x 250,000 rows, `oltp_update_index`, 32 MiB memtables), the server's peak
 //! resident memory was 27 MiB higher than with every chunk mapped.
+//!
+//! With `skiplist`, this is one of the two modules of the crate with `unsafe` code: the
+//! `mmap`/`munmap` calls and the `Send`/`Sync` impls. The memory itself is only read and
+//! written by the skiplist, through the blocks the arena hands out.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;

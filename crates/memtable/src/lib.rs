@@ -49,8 +49,11 @@
 //! **Iteration.** `next` follows level 0; `prev` searches for the predecessor from the top
 //! (O(log n), as in LevelDB) instead of keeping back-pointers.
 //!
-//! All `unsafe` code lives in the `skiplist` module (node layout and access), each block with
-//! the invariant that justifies it; the arena is safe code over `Vec` spare capacity.
+//! `unsafe` code lives in two modules, each block with the invariant that justifies it:
+//! `skiplist` (node layout and access, and the list's and cursor's `Send`/`Sync`) and `chunk`
+//! (mapping and unmapping the arena's memory with `mmap`/`munmap`, and the chunk's
+//! `Send`/`Sync`). The arena between them is safe code: it hands out raw pointers into its
+//! chunks, and only the skiplist dereferences them.
 //!
 //! **Range tombstones.** A [`ValueKind::RangeDelete`] entry is not put in the skiplist: it goes
 //! to a small lock-protected vector beside it ([`Memtable::range_tombstones`]), with an atomic

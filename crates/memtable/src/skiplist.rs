@@ -2,7 +2,9 @@
 //! [`compare_internal_keys`]. Insert-only: nodes are never unlinked or freed before the list is
 //! dropped.
 //!
-//! This is the only module of the crate with `unsafe` code.
+//! This module and `chunk` (the mapped memory under the arena) are the only ones of the crate
+//! with `unsafe` code; here it is the node layout and access, every block justified by the
+//! invariants below.
 //!
 //! # Node layout
 //!
