@@ -326,6 +326,8 @@ int ha_riptide::update_row(const uchar *old_data, const uchar *new_data)
      primary key, or new key parts of that index) is not met again under its new key (the
      Halloween problem; the cursor decides). */
   riptide_hcursor_t *scan= inited != NONE ? cursor : nullptr;
+  if (scan)
+    cursor_dirty= true;
   riptide_status_t st= riptide_hsession_update(
       s, share->table, old_pk.data(), old_pk.size(), old_sec_keys.data(), key_buf.data(),
       key_buf.size(), sec_keys.data(), sec_keys.size(), val_buf.data(), val_buf.size(), scan,
@@ -378,16 +380,19 @@ int ha_riptide::use_cursor(uint index)
   }
   cursor_index= index;
   cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
+  cursor_dirty= false;
   keys_only= false;
   return 0;
 }
 
 /* Ends the statement's use of the cursor (riptide_hcursor_reset: no iterator, moved rows,
-   range end or keys-only read). */
+   range end or keys-only read), if it has any of them (cursor_dirty): a statement that only
+   reads rows by primary key costs no call here. */
 void ha_riptide::reset_cursor()
 {
-  if (cursor)
+  if (cursor && cursor_dirty)
     riptide_hcursor_reset(cursor);
+  cursor_dirty= false;
   keys_only= false;
 }
 
@@ -446,7 +451,10 @@ void ha_riptide::plan_keyread(riptide_hsession_t *s)
     want= codec.tuples_cover(&table->key_info[active_index], pk, table->read_set);
   }
   if (want || keys_only)
+  {
     keys_only= riptide_hcursor_set_keys_only(s, cursor, want);
+    cursor_dirty= true;
+  }
 }
 
 /* Tells a locking read where its range ends (handler::end_range, set by
@@ -468,6 +476,7 @@ int ha_riptide::set_range_end()
     inclusive= end_range->flag != HA_READ_BEFORE_KEY;
   }
   char *err= nullptr;
+  cursor_dirty= true;
   riptide_status_t st= riptide_hcursor_set_range_end(
       cursor, end_range ? end.data() : nullptr, end.size(), inclusive, &err);
   return st == RIPTIDE_OK ? 0 : status_error(st, err);
@@ -631,6 +640,7 @@ int ha_riptide::rnd_next(uchar *buf)
   if (int error= set_cursor_mode(wanted_cursor_mode()))
     return error;
   char *err= nullptr;
+  cursor_dirty= true;
   /* The first call after rnd_init starts at the first row; later ones go on after the row
      read last (also in a later transaction: HANDLER ... READ NEXT). */
   riptide_status_t st= scan_positioned
@@ -767,6 +777,7 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
      ends with it (no lock past it, nor past the range). */
   bool exact= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX ||
               find_flag == HA_READ_PREFIX_LAST;
+  cursor_dirty= true;
   st= riptide_hcursor_seek(s, cursor, key_buf.data(), key_buf.size(), how, exact, &row_, &err);
   if (st != RIPTIDE_OK)
     return cursor_status(st, err);
@@ -788,6 +799,7 @@ int ha_riptide::index_step(uchar *buf, bool forward)
   if (int error= set_cursor_mode(wanted_cursor_mode()))
     return error;
   char *err= nullptr;
+  cursor_dirty= true;
   riptide_status_t st= forward ? riptide_hcursor_next(s, cursor, nullptr, 0, &row_, &err)
                                : riptide_hcursor_prev(s, cursor, nullptr, 0, &row_, &err);
   if (st != RIPTIDE_OK)
@@ -820,6 +832,7 @@ int ha_riptide::index_next_same(uchar *buf, const uchar *key, uint keylen)
   }
   codec.encode_key_image(ha_thd(), active_index, key, map, &key_buf);
   char *err= nullptr;
+  cursor_dirty= true;
   riptide_status_t st=
       riptide_hcursor_next(s, cursor, key_buf.data(), key_buf.size(), &row_, &err);
   if (st != RIPTIDE_OK)
@@ -842,6 +855,7 @@ int ha_riptide::index_first(uchar *buf)
   if (int error= set_range_end())
     return error;
   char *err= nullptr;
+  cursor_dirty= true;
   riptide_status_t st= riptide_hcursor_first(s, cursor, &row_, &err);
   if (st != RIPTIDE_OK)
     return cursor_status(st, err);
@@ -861,6 +875,7 @@ int ha_riptide::index_last(uchar *buf)
     return error;
   plan_keyread(s);
   char *err= nullptr;
+  cursor_dirty= true;
   riptide_status_t st= riptide_hcursor_last(s, cursor, &row_, &err);
   if (st != RIPTIDE_OK)
     return cursor_status(st, err);

@@ -143,6 +143,9 @@ private:
   uint cursor_index= 0;
   /* The RIPTIDE_HCURSOR_* mode last given to the cursor. */
   int32_t cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
+  /* The cursor may hold an iterator, moved rows, a range end or a keys-only grant (a call
+     other than riptide_hcursor_get was made since its last reset): reset_cursor resets it. */
+  bool cursor_dirty= false;
   /* What the last cursor call returned (views into the cursor until its next call). */
   riptide_hrow_t row_{};
   /* The reference of the row read last (its primary key tuple, or its hidden row id):
