@@ -3,8 +3,8 @@
 
   A thin C++ layer: it turns MariaDB rows and keys into bytes (record_codec.h) and forwards
   every operation to the Riptide C ABI (crates/capi/include/riptide.h), which owns the key
-  layout, cursors, sessions and statements. Files: ha_riptide.cc (reads and writes),
-  ddl.cc (table-level operations), transactions.cc (the handlerton's transactions and XA),
+  layout, cursors, sessions and statements. Files: ha_riptide.cc (reads), writes.cc,
+  statement.cc (locks and the statement's start and end), ddl.cc (table-level operations), transactions.cc (the handlerton's transactions and XA),
   sysvars.cc, hton.cc. Layout, transactions and the known gaps: plugin-shim/README.md.
 */
 #pragma once
