@@ -232,22 +232,7 @@ pub unsafe extern "C" fn riptide_stats_report(
             // SAFETY: forwarded contract.
             let out = Out::new(report, "report")?;
             out.set(std::ptr::null_mut());
-            let text = arg_ref(db, "db")?.with(|db| {
-                let l = db.lock_statistics();
-                Ok(format!(
-                    "{}row locks: {} granted, {} waits ({} us), {} timeouts, {} deadlocks, {} keys locked, \
-                     {} gap locks, {} inserts waited for a gap\n",
-                    db.statistics(),
-                    l.granted,
-                    l.waits,
-                    l.wait_time.as_micros(),
-                    l.timeouts,
-                    l.deadlocks,
-                    l.locked_keys,
-                    l.gap_locks,
-                    l.insert_waits
-                ))
-            })?;
+            let text = arg_ref(db, "db")?.with(|db| Ok(db.statistics().to_string()))?;
             out.set(malloc_string(&text)?);
             Ok(())
         })

@@ -70,7 +70,7 @@ pub use snapshot::Snapshot;
 pub fn kill_points() -> &'static [&'static str] {
     riptide_common::kill_point::POINTS
 }
-pub use stats::{LevelStats, Statistics};
+pub use stats::{LevelStats, StatKind, StatSpec, StatValue, Statistics};
 pub use transaction::{
     Concurrency, InterruptHandle, IsolationLevel, LockedRead, Transaction, TransactionOptions,
     TxnIterator,
