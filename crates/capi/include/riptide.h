@@ -82,6 +82,41 @@
 // Recovery mode: replay stops at the first damaged record and keeps the intact prefix.
 #define RIPTIDE_RECOVERY_POINT_IN_TIME 2
 
+// Option value type: on or off (`default_value` 0 or 1).
+#define RIPTIDE_OPTION_BOOL 0
+
+// Option value type: an unsigned integer that fits in 32 bits (`min`, `max`,
+// `default_value`).
+#define RIPTIDE_OPTION_UINT32 1
+
+// Option value type: an unsigned 64-bit integer (`min`, `max`, `default_value`).
+#define RIPTIDE_OPTION_UINT64 2
+
+// Option value type: a signed 64-bit integer (`min_int`, `max_int`, `default_int`).
+#define RIPTIDE_OPTION_INT64 3
+
+// Option value type: a double (`min_double`, `max_double`, `default_double`).
+#define RIPTIDE_OPTION_DOUBLE 4
+
+// Option value type: one of `enum_names` (`default_value` is the default's index; `min` 0,
+// `max` the last index).
+#define RIPTIDE_OPTION_ENUM 5
+
+// Option value type: text (`default_text`, NULL for none).
+#define RIPTIDE_OPTION_TEXT 6
+
+// Option flag: one value per session (connection); the global value is the default of new
+// sessions.
+#define RIPTIDE_OPTION_SESSION 1
+
+// Option flag: may change while the server runs (else it is read at startup only).
+#define RIPTIDE_OPTION_DYNAMIC 2
+
+// Option flag: an engine option, applied with `riptide_options_set_by_name` under the same
+// name before `riptide_db_open`. A server option without it is read by the server itself
+// (its `doc` says what for).
+#define RIPTIDE_OPTION_ENGINE 4
+
 // Isolation: each read sees the newest committed data.
 #define RIPTIDE_ISOLATION_READ_COMMITTED 0
 
@@ -250,6 +285,46 @@ typedef bool (*riptide_hkeys_fn)(void *ctx,
                                  size_t row_len,
                                  struct riptide_hkey_t *keys,
                                  size_t nkeys);
+
+// One entry of an option table (`riptide_option_at`, `riptide_server_option_at`). Owned by
+// the library, valid and unchanged for the life of the process. Fields are only ever added
+// at the end.
+typedef struct riptide_option_t {
+    // The name, NUL-terminated (a server shows `riptide_<name>`).
+    const char *name;
+    // One line saying what the option does, its unit, and the nearest RocksDB option.
+    const char *doc;
+    // One of the `RIPTIDE_OPTION_BOOL` .. `RIPTIDE_OPTION_TEXT` constants.
+    int32_t value_type;
+    // `RIPTIDE_OPTION_SESSION`, `RIPTIDE_OPTION_DYNAMIC`, `RIPTIDE_OPTION_ENGINE`, or'ed.
+    uint32_t flags;
+    // Smallest value of a bool, unsigned or enum option (0 for bool and enum).
+    uint64_t min;
+    // Largest value of a bool, unsigned or enum option (1 for bool, the last index for enum).
+    uint64_t max;
+    // Default of a bool (0 or 1), unsigned or enum (index) option.
+    uint64_t default_value;
+    // Smallest value of a `RIPTIDE_OPTION_INT64` option.
+    int64_t min_int;
+    // Largest value of a `RIPTIDE_OPTION_INT64` option.
+    int64_t max_int;
+    // Default of a `RIPTIDE_OPTION_INT64` option.
+    int64_t default_int;
+    // Smallest value of a `RIPTIDE_OPTION_DOUBLE` option.
+    double min_double;
+    // Largest value of a `RIPTIDE_OPTION_DOUBLE` option.
+    double max_double;
+    // Default of a `RIPTIDE_OPTION_DOUBLE` option.
+    double default_double;
+    // The default as `riptide_options_set_by_name` reads it (`ON`, `67108864`, `interval`),
+    // for every type; NULL for a text option without a default.
+    const char *default_text;
+    // The value names of a `RIPTIDE_OPTION_ENUM` option in index order, followed by a NULL;
+    // NULL for other types.
+    const char *const *enum_names;
+    // How many names `enum_names` holds (0 for other types).
+    size_t enum_count;
+} riptide_option_t;
 
 // A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
 // only ever added at the end, so a caller built against an older header keeps working (it
@@ -1579,6 +1654,42 @@ struct riptide_options_t *riptide_options_create(void);
 //
 // `options` is NULL or a live handle from `riptide_options_create`, not used afterwards.
 void riptide_options_destroy(struct riptide_options_t *options);
+
+// Sets the option called `name` (one of `riptide_option_at`'s, e.g. `"block_cache_size"`)
+// to the value `value` reads as: for `RIPTIDE_OPTION_BOOL` `ON`/`OFF` (also `TRUE`/`FALSE`,
+// `YES`/`NO`, `1`/`0`); for the integer types a decimal number (unsigned ones may end in
+// `K`, `M`, `G` or `T`: binary multiples); for `RIPTIDE_OPTION_DOUBLE` a number; for
+// `RIPTIDE_OPTION_ENUM` one of the option's `enum_names` (any case). An unknown name, a
+// value that does not read as the option's type or lies outside its bounds is
+// `RIPTIDE_INVALID_ARGUMENT` with a message naming the option; the options are then left as
+// they were.
+//
+// # Safety
+//
+// `options` is NULL or a live options handle; `name` and `value` are NULL or NUL-terminated
+// strings; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_options_set_by_name(struct riptide_options_t *options,
+                                                  const char *name,
+                                                  const char *value,
+                                                  char **errmsg);
+
+// How many engine options there are (`riptide_option_at`).
+size_t riptide_option_count(void);
+
+// The engine option number `index` (0 .. `riptide_option_count()` - 1), NULL past the
+// end: every option `riptide_options_set_by_name` accepts, with the engine's defaults.
+const struct riptide_option_t *riptide_option_at(size_t index);
+
+// How many options a MariaDB server exposes (`riptide_server_option_at`).
+size_t riptide_server_option_count(void);
+
+// The server option number `index` (0 .. `riptide_server_option_count()` - 1), NULL past
+// the end: what the MariaDB plugin declares as its system variable `riptide_<name>`, with
+// the server's defaults. Those flagged `RIPTIDE_OPTION_ENGINE` are applied with
+// `riptide_options_set_by_name`; `lock_wait_timeout` (`RIPTIDE_OPTION_SESSION`, seconds) is
+// the row lock wait limit of a session (`riptide_hsession_set_lock_timeout`); `data_dir` is
+// the directory the server opens (its own default when empty).
+const struct riptide_option_t *riptide_server_option_at(size_t index);
 
 // Create the database if the directory holds none. Default true (RocksDB
 // `create_if_missing`, default false there).
