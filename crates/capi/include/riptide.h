@@ -117,6 +117,15 @@
 // (its `doc` says what for).
 #define RIPTIDE_OPTION_ENGINE 4
 
+// Statistic kind: a count since the database was opened (only grows).
+#define RIPTIDE_STAT_COUNTER 0
+
+// Statistic kind: a value now (bytes held, things open or running).
+#define RIPTIDE_STAT_GAUGE 1
+
+// Statistic kind: a ratio derived from other statistics (read `ratio` of its value).
+#define RIPTIDE_STAT_RATIO 2
+
 // Isolation: each read sees the newest committed data.
 #define RIPTIDE_ISOLATION_READ_COMMITTED 0
 
@@ -325,6 +334,26 @@ typedef struct riptide_option_t {
     // How many names `enum_names` holds (0 for other types).
     size_t enum_count;
 } riptide_option_t;
+
+// One statistic of the table (`riptide_stat_at`). Owned by the library, valid and unchanged
+// for the life of the process. Fields are only ever added at the end.
+typedef struct riptide_stat_t {
+    // The name, NUL-terminated (`keys_written`; MariaDB shows `Riptide_<name>`).
+    const char *name;
+    // What it measures, in one line.
+    const char *doc;
+    // `RIPTIDE_STAT_COUNTER`, `RIPTIDE_STAT_GAUGE` or `RIPTIDE_STAT_RATIO`.
+    int32_t kind;
+} riptide_stat_t;
+
+// The value of one statistic, as `riptide_stats_fill` stores it: `integer` for a counter
+// or gauge, `ratio` for a ratio.
+typedef union riptide_stat_value_t {
+    // The value of a `RIPTIDE_STAT_COUNTER` or `RIPTIDE_STAT_GAUGE`.
+    uint64_t integer;
+    // The value of a `RIPTIDE_STAT_RATIO`.
+    double ratio;
+} riptide_stat_value_t;
 
 // A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
 // only ever added at the end, so a caller built against an older header keeps working (it
@@ -2039,6 +2068,25 @@ void riptide_snapshot_release(struct riptide_snapshot_t *snapshot);
 //
 // `snapshot` is NULL or a live snapshot handle.
 uint64_t riptide_snapshot_seqno(const struct riptide_snapshot_t *snapshot);
+
+// How many statistics there are (`riptide_stat_at`, `riptide_stats_fill`).
+size_t riptide_stat_count(void);
+
+// The statistic number `index` (0 .. `riptide_stat_count()` - 1), NULL past the end.
+const struct riptide_stat_t *riptide_stat_at(size_t index);
+
+// Fills `values[i]` with the value of statistic `i` (`riptide_stat_at(i)`), for `i` below
+// `count`, all from one snapshot of the engine. Pass `count = riptide_stat_count()`; a
+// smaller count gets the first statistics only, entries past the table get 0.
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `values` is NULL or points to `count` writable
+// values; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_stats_fill(struct riptide_db_t *db,
+                                         union riptide_stat_value_t *values,
+                                         size_t count,
+                                         char **errmsg);
 
 // Fills `*stats` with the engine's statistics. Pass `stats_size = sizeof(riptide_stats_t)`:
 // at most that many bytes are written (a larger size than this library knows gets zeros
