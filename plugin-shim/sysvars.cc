@@ -2,10 +2,11 @@
   The plugin's system variables (SHOW VARIABLES LIKE 'riptide%') and status variables (SHOW
   GLOBAL STATUS LIKE 'riptide%'), and how the variables become engine options at init.
 
-  The system variables are not declared here: the array is built with a loop from the C
-  ABI's server option table, declared once in Rust (riptide_handler::server_options,
-  crates/handler/src/server_options.rs). README.md, "Configuration" and "Status variables",
-  documents them.
+  Nothing here is declared per variable or per statistic: both arrays are built with a loop
+  from the tables of the C ABI, which are declared once in Rust (the server options:
+  riptide_handler::server_options, crates/handler/src/server_options.rs; the statistics:
+  the statistics! table of crates/riptide/src/stats.rs). README.md, "Configuration" and
+  "Status variables", documents them (a test checks it against the tables).
 */
 #include <my_global.h>
 #include "sql_class.h"
@@ -263,65 +264,62 @@ void build_sysvars()
 }
 
 /* ---------------------------------------------------------------------------------------
-   Status variables: SHOW GLOBAL STATUS LIKE 'riptide%'. One SHOW_FUNC entry "riptide" that,
-   at query time, copies riptide_stats into the server's scratch buffer and returns an array
-   of SHOW_LONGLONG entries pointing into that copy (names get the "riptide_" prefix). */
+   Status variables: SHOW GLOBAL STATUS LIKE 'riptide%'. One SHOW_FUNC entry "riptide"
+   that, at query time, fills every statistic (riptide_stats_fill) into the server's scratch
+   buffer and returns there an array of SHOW_LONGLONG / SHOW_DOUBLE entries pointing at the
+   values (the server prefixes the names with "riptide_"). The buffer is the server's, one
+   per call, so concurrent and nested calls (a stored function reading GLOBAL_STATUS while
+   it is being listed) never share it. */
 
-#define RIPTIDE_STAT(name, field) {name, offsetof(riptide_stats_t, field)}
-struct Riptide_stat_field
-{
-  const char *name;
-  size_t offset;
-};
-/* Sorted by name, as SHOW STATUS lists the server's own variables. */
-const Riptide_stat_field riptide_stat_fields[]= {
-    RIPTIDE_STAT("block_cache_capacity", block_cache_capacity),
-    RIPTIDE_STAT("block_cache_hits", block_cache_hits),
-    RIPTIDE_STAT("block_cache_misses", block_cache_misses),
-    RIPTIDE_STAT("block_cache_usage", block_cache_usage),
-    RIPTIDE_STAT("bytes_written", user_bytes_written),
-    RIPTIDE_STAT("compaction_bytes_read", compaction_bytes_read),
-    RIPTIDE_STAT("compaction_bytes_written", compaction_bytes_written),
-    RIPTIDE_STAT("compaction_files_moved", compaction_files_moved),
-    RIPTIDE_STAT("compactions", compactions),
-    RIPTIDE_STAT("flush_bytes_written", flush_bytes_written),
-    RIPTIDE_STAT("flushes", flushes),
-    RIPTIDE_STAT("gets", gets),
-    RIPTIDE_STAT("immutable_memtables", immutable_memtables),
-    RIPTIDE_STAT("keys_written", keys_written),
-    RIPTIDE_STAT("live_snapshots", live_snapshots),
-    RIPTIDE_STAT("lock_deadlocks", lock_deadlocks),
-    RIPTIDE_STAT("lock_granted", lock_granted),
-    RIPTIDE_STAT("lock_timeouts", lock_timeouts),
-    RIPTIDE_STAT("lock_wait_micros", lock_wait_micros),
-    RIPTIDE_STAT("lock_waits", lock_waits),
-    RIPTIDE_STAT("locked_keys", locked_keys),
-    RIPTIDE_STAT("memtable_bytes", memtable_bytes),
-    RIPTIDE_STAT("open_table_files", open_table_files),
-    RIPTIDE_STAT("pending_compaction_bytes", pending_compaction_bytes),
-    RIPTIDE_STAT("running_compactions", running_compactions),
-    RIPTIDE_STAT("table_opens", table_opens),
-    RIPTIDE_STAT("wal_bytes_written", wal_bytes_written),
-    RIPTIDE_STAT("wal_syncs", wal_syncs),
-    RIPTIDE_STAT("write_groups", write_groups),
-    RIPTIDE_STAT("write_slowdown_micros", write_slowdown_micros),
-    RIPTIDE_STAT("write_slowdowns", write_slowdowns),
-    RIPTIDE_STAT("write_stop_micros", write_stop_micros),
-    RIPTIDE_STAT("write_stops", write_stops),
-};
-#undef RIPTIDE_STAT
-constexpr size_t RIPTIDE_STAT_COUNT= array_elements(riptide_stat_fields);
+/* How many statistics fit the buffer: each needs a SHOW_VAR and a value, plus the array's
+   terminating SHOW_VAR. Past it riptide_apply_options fails the plugin's init; a larger
+   table would need a second SHOW_FUNC entry (a second buffer). */
+constexpr size_t STATUS_CAPACITY= (SHOW_VAR_FUNC_BUFF_SIZE - sizeof(SHOW_VAR)) /
+                                  (sizeof(SHOW_VAR) + sizeof(riptide_stat_value_t));
 
 /* What show_riptide_vars lays out in the server's buffer. */
 struct Riptide_status_buffer
 {
-  riptide_stats_t stats;
-  SHOW_VAR vars[RIPTIDE_STAT_COUNT + 1];
+  SHOW_VAR vars[STATUS_CAPACITY + 1];
+  riptide_stat_value_t values[STATUS_CAPACITY];
 };
 static_assert(sizeof(Riptide_status_buffer) <= SHOW_VAR_FUNC_BUFF_SIZE,
               "the status variables do not fit SHOW_VAR_FUNC_BUFF_SIZE");
 static_assert(alignof(Riptide_status_buffer) <= alignof(long),
               "the server's buffer is only aligned for long");
+
+/* The statistics in the order SHOW STATUS lists them (by name, as the server sorts its
+   own); each is an index of riptide_stat_at. */
+size_t status_order[STATUS_CAPACITY];
+size_t status_count= 0;
+const char *status_problem= nullptr;
+
+void build_status_order()
+{
+  const size_t n= riptide_stat_count();
+  if (n > STATUS_CAPACITY)
+  {
+    status_problem= "more statistics than fit SHOW_VAR_FUNC_BUFF_SIZE (STATUS_CAPACITY in "
+                    "sysvars.cc)";
+    return;
+  }
+  for (size_t i= 0; i < n; i++)
+    status_order[i]= i;
+  std::sort(status_order, status_order + n, [](size_t a, size_t b) {
+    return strcmp(riptide_stat_at(a)->name, riptide_stat_at(b)->name) < 0;
+  });
+  status_count= n;
+}
+
+/* Fills both arrays when the server loads the plugin (dlopen), before it reads them. */
+struct Build_at_load
+{
+  Build_at_load()
+  {
+    build_sysvars();
+    build_status_order();
+  }
+} build_at_load;
 
 int show_riptide_vars(THD *, SHOW_VAR *var, void *buff, struct system_status_var *,
                       enum enum_var_type)
@@ -333,28 +331,23 @@ int show_riptide_vars(THD *, SHOW_VAR *var, void *buff, struct system_status_var
   if (!riptide_db)
     return 0;
   char *err= nullptr;
-  riptide_status_t st= riptide_stats(riptide_db, &b->stats, sizeof b->stats, &err);
+  riptide_status_t st= riptide_stats_fill(riptide_db, b->values, status_count, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_warning("RIPTIDE: statistics: %s", riptide_take_message(st, err).c_str());
     return 0;
   }
-  for (size_t i= 0; i < RIPTIDE_STAT_COUNT; i++)
+  for (size_t i= 0; i < status_count; i++)
   {
-    b->vars[i].name= riptide_stat_fields[i].name;
-    b->vars[i].value= reinterpret_cast<char *>(&b->stats) + riptide_stat_fields[i].offset;
-    b->vars[i].type= SHOW_LONGLONG;
+    const size_t stat= status_order[i];
+    const riptide_stat_t *s= riptide_stat_at(stat);
+    b->vars[i].name= s->name;
+    b->vars[i].value= &b->values[stat];
+    b->vars[i].type= s->kind == RIPTIDE_STAT_RATIO ? SHOW_DOUBLE : SHOW_LONGLONG;
   }
-  b->vars[RIPTIDE_STAT_COUNT]= {NullS, NullS, SHOW_LONG};
+  b->vars[status_count]= {NullS, NullS, SHOW_LONG};
   return 0;
 }
-
-/* Fills the system variable array when the server loads the plugin (dlopen), before it
-   reads it. */
-struct Build_at_load
-{
-  Build_at_load() { build_sysvars(); }
-} build_at_load;
 
 /* The resolved riptide_data_dir (what SHOW VARIABLES prints). */
 std::string data_dir_value;
@@ -423,8 +416,8 @@ static std::string sysvar_text(const Sysvar_slot &slot)
   }
 }
 
-/* Checks that the variable array was built, then sets every engine option of the server
-   option table from its (read-only, global) variable. On failure, logs which
+/* Checks that the variable and status arrays were built, then sets every engine option of
+   the server option table from its (read-only, global) variable. On failure, logs which
    variable the engine refused and returns false. */
 bool riptide_apply_options(riptide_options_t *opts)
 {
@@ -438,6 +431,11 @@ bool riptide_apply_options(riptide_options_t *opts)
   {
     sql_print_error("RIPTIDE: the C ABI's server options lack riptide_data_dir (text) or "
                     "riptide_lock_wait_timeout (session, unsigned 64-bit)");
+    return false;
+  }
+  if (status_problem)
+  {
+    sql_print_error("RIPTIDE: status variables: %s", status_problem);
     return false;
   }
   char *err= nullptr;
