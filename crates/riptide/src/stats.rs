@@ -316,6 +316,10 @@ statistics! {
         gauge gap_locks = |s: &Statistics| s.locks.gap_locks,
         /// Inserts that waited for another transaction's gap lock (also in `lock_waits`).
         counter insert_waits = |s: &Statistics| s.locks.insert_waits,
+        /// Tables in L0 now, all column families: a read may have to look in each, and
+        /// writes slow down at `l0_slowdown_trigger` and stop at `l0_stop_trigger` of them
+        /// (RocksDB `rocksdb.num-files-at-level0`).
+        gauge l0_files = |s: &Statistics| s.levels.first().map_or(0, |l| l.files as u64),
         /// Bytes written to disk (WAL and tables) per byte of user data; 0 before any
         /// write.
         ratio write_amplification = Statistics::write_amplification,
@@ -519,6 +523,29 @@ mod tests {
         let spec = Statistics::TABLE.iter().find(|t| t.name == name);
         spec.unwrap_or_else(|| panic!("no statistic {name}"))
             .value(s)
+    }
+
+    #[test]
+    fn l0_files_counts_the_tables_of_level_0_only() {
+        let mut s = Statistics::default();
+        assert_eq!(
+            value(&s, "l0_files"),
+            StatValue::Integer(0),
+            "no levels yet"
+        );
+        s.levels = vec![
+            LevelStats {
+                level: 0,
+                files: 3,
+                ..Default::default()
+            },
+            LevelStats {
+                level: 1,
+                files: 7,
+                ..Default::default()
+            },
+        ];
+        assert_eq!(value(&s, "l0_files"), StatValue::Integer(3));
     }
 
     #[test]
