@@ -290,8 +290,9 @@ const fn boolean(
     }
 }
 
-/// An unsigned option stored in 32 bits by callers (its `max` must fit).
-const fn unsigned32(
+/// An unsigned option that callers store in `bits` (32 or 64) bits; its `max` must fit.
+const fn unsigned(
+    bits: u32,
     name: &'static str,
     doc: &'static str,
     min: u64,
@@ -302,23 +303,7 @@ const fn unsigned32(
     OptionSpec {
         name,
         doc,
-        value_type: OptionType::Unsigned { bits: 32, min, max },
-        access: Access::Unsigned(get, set),
-    }
-}
-
-const fn unsigned64(
-    name: &'static str,
-    doc: &'static str,
-    min: u64,
-    max: u64,
-    get: fn(&Options) -> u64,
-    set: fn(Options, u64) -> Result<Options>,
-) -> OptionSpec {
-    OptionSpec {
-        name,
-        doc,
-        value_type: OptionType::Unsigned { bits: 64, min, max },
+        value_type: OptionType::Unsigned { bits, min, max },
         access: Access::Unsigned(get, set),
     }
 }
@@ -371,39 +356,62 @@ const RECOVERY_MODES: &[&str] = &[
 /// The `compression` values, in index order.
 const COMPRESSIONS: &[&str] = &["none", "zstd"];
 
+/// An entry of [`Options::TABLE`] for an option that is a builder method of the same name,
+/// reading the field of that name: `opt!(name: bool, doc)`, `opt!(name: f64(min, max), doc)`,
+/// `opt!(name: u64(bits, min, max), doc)` (the builder takes a `u64`) or
+/// `opt!(name: usize(bits, min, max), doc)` (it takes a `usize`).
+macro_rules! opt {
+    ($f:ident: bool, $doc:expr) => {
+        boolean(stringify!($f), $doc, |o| o.$f, |o, v| o.$f(v))
+    };
+    ($f:ident: f64($min:expr, $max:expr), $doc:expr) => {
+        float(stringify!($f), $doc, $min, $max, |o| o.$f, |o, v| o.$f(v))
+    };
+    ($f:ident: u64($bits:expr, $min:expr, $max:expr), $doc:expr) => {
+        unsigned(
+            $bits,
+            stringify!($f),
+            $doc,
+            $min,
+            $max,
+            |o| o.$f,
+            |o, v| Ok(o.$f(v)),
+        )
+    };
+    ($f:ident: usize($bits:expr, $min:expr, $max:expr), $doc:expr) => {
+        unsigned(
+            $bits,
+            stringify!($f),
+            $doc,
+            $min,
+            $max,
+            |o| o.$f as u64,
+            |o, v| Ok(o.$f(size(v)?)),
+        )
+    };
+}
+
 impl Options {
     /// Every engine option settable by name, in the order of the builder methods (see the
     /// module docs of `option_table`). [`Options::set_by_name`] applies one.
     pub const TABLE: &'static [OptionSpec] = &[
-        boolean(
-            "create_if_missing",
-            "Create the database if the directory holds none (RocksDB create_if_missing)",
-            |o| o.create_if_missing,
-            |o, v| o.create_if_missing(v),
+        opt!(
+            create_if_missing: bool,
+            "Create the database if the directory holds none (RocksDB create_if_missing)"
         ),
-        boolean(
-            "error_if_exists",
-            "Fail to open if a database already exists (RocksDB error_if_exists)",
-            |o| o.error_if_exists,
-            |o, v| o.error_if_exists(v),
+        opt!(
+            error_if_exists: bool,
+            "Fail to open if a database already exists (RocksDB error_if_exists)"
         ),
-        unsigned64(
-            "write_buffer_size",
+        opt!(
+            write_buffer_size: usize(64, 4 * KIB, TIB),
             "Memtable size at which it is frozen and flushed, in bytes (RocksDB \
-             write_buffer_size)",
-            4 * KIB,
-            TIB,
-            |o| o.write_buffer_size as u64,
-            |o, v| Ok(o.write_buffer_size(size(v)?)),
+             write_buffer_size)"
         ),
-        unsigned32(
-            "max_immutable_memtables",
+        opt!(
+            max_immutable_memtables: usize(32, 1, u32::MAX as u64),
             "Frozen memtables per column family that may wait for flush before writers stop \
-             (RocksDB max_write_buffer_number - 1)",
-            1,
-            u32::MAX as u64,
-            |o| o.max_immutable_memtables as u64,
-            |o, v| Ok(o.max_immutable_memtables(size(v)?)),
+             (RocksDB max_write_buffer_number - 1)"
         ),
         enumeration(
             "sync_mode",
@@ -425,7 +433,8 @@ impl Options {
                 o.sync_mode(mode)
             },
         ),
-        unsigned64(
+        unsigned(
+            64,
             "sync_interval_ms",
             "Milliseconds between WAL fsyncs with sync_mode=interval",
             1,
@@ -458,29 +467,17 @@ impl Options {
                 })
             },
         ),
-        unsigned64(
-            "block_cache_size",
-            "Capacity of the shared block cache, in bytes (RocksDB block_cache)",
-            MIB,
-            TIB,
-            |o| o.block_cache_size,
-            |o, v| Ok(o.block_cache_size(v)),
+        opt!(
+            block_cache_size: u64(64, MIB, TIB),
+            "Capacity of the shared block cache, in bytes (RocksDB block_cache)"
         ),
-        unsigned64(
-            "block_size",
-            "Target uncompressed size of a data block, in bytes (RocksDB block_size)",
-            256,
-            riptide_sstable::options::MAX_BLOCK_SIZE as u64,
-            |o| o.block_size as u64,
-            |o, v| Ok(o.block_size(size(v)?)),
+        opt!(
+            block_size: usize(64, 256, riptide_sstable::options::MAX_BLOCK_SIZE as u64),
+            "Target uncompressed size of a data block, in bytes (RocksDB block_size)"
         ),
-        unsigned32(
-            "restart_interval",
-            "Keys between restart points in a block (RocksDB block_restart_interval)",
-            1,
-            u32::MAX as u64,
-            |o| o.restart_interval as u64,
-            |o, v| Ok(o.restart_interval(size(v)?)),
+        opt!(
+            restart_interval: usize(32, 1, u32::MAX as u64),
+            "Keys between restart points in a block (RocksDB block_restart_interval)"
         ),
         enumeration(
             "compression",
@@ -525,7 +522,8 @@ impl Options {
                 },
             ),
         },
-        unsigned32(
+        unsigned(
+            32,
             "bloom_bits_per_key",
             "Bloom filter bits per key of tables written from now on, 0 for no filter \
              (RocksDB NewBloomFilterPolicy)",
@@ -538,186 +536,106 @@ impl Options {
                 Ok(o.bloom_bits_per_key(bits))
             },
         ),
-        unsigned32(
-            "l0_compaction_trigger",
+        opt!(
+            l0_compaction_trigger: usize(32, 2, 65536),
             "Number of L0 tables that triggers a merge into L1 (RocksDB \
-             level0_file_num_compaction_trigger)",
-            2,
-            65536,
-            |o| o.l0_compaction_trigger as u64,
-            |o, v| Ok(o.l0_compaction_trigger(size(v)?)),
+             level0_file_num_compaction_trigger)"
         ),
-        boolean(
-            "young_space_bound",
-            "While a table space is small next to write_buffer_size, flush and merge \
-             earlier so the disk holds at most about 1.5x the data (costs more compaction \
-             writes until about 1 GiB of data)",
-            |o| o.young_space_bound,
-            |o, v| o.young_space_bound(v),
+        opt!(
+            young_space_bound: bool,
+            "While a table space is small next to write_buffer_size, flush and merge earlier \
+             so the disk holds at most about 1.5x the data (costs more compaction writes \
+             until about 1 GiB of data)"
         ),
-        unsigned64(
-            "target_file_size",
+        opt!(
+            target_file_size: u64(64, 4 * KIB, TIB),
             "Target size of tables written by compaction, in bytes (RocksDB \
-             target_file_size_base)",
-            4 * KIB,
-            TIB,
-            |o| o.target_file_size,
-            |o, v| Ok(o.target_file_size(v)),
+             target_file_size_base)"
         ),
-        unsigned32(
-            "l0_slowdown_trigger",
+        opt!(
+            l0_slowdown_trigger: usize(32, 1, 65536),
             "Number of L0 tables at which writes slow down (RocksDB \
-             level0_slowdown_writes_trigger)",
-            1,
-            65536,
-            |o| o.l0_slowdown_trigger as u64,
-            |o, v| Ok(o.l0_slowdown_trigger(size(v)?)),
+             level0_slowdown_writes_trigger)"
         ),
-        unsigned32(
-            "l0_stop_trigger",
+        opt!(
+            l0_stop_trigger: usize(32, 2, 65536),
             "Number of L0 tables at which writes stop until compaction catches up (RocksDB \
-             level0_stop_writes_trigger; kept above l0_slowdown_trigger)",
-            2,
-            65536,
-            |o| o.l0_stop_trigger as u64,
-            |o, v| Ok(o.l0_stop_trigger(size(v)?)),
+             level0_stop_writes_trigger; kept above l0_slowdown_trigger)"
         ),
-        unsigned64(
-            "soft_pending_compaction_bytes",
+        opt!(
+            soft_pending_compaction_bytes: u64(64, 0, u64::MAX),
             "Bytes waiting for compaction at which writes start slowing down (RocksDB \
-             soft_pending_compaction_bytes_limit)",
-            0,
-            u64::MAX,
-            |o| o.soft_pending_compaction_bytes,
-            |o, v| Ok(o.soft_pending_compaction_bytes(v)),
+             soft_pending_compaction_bytes_limit)"
         ),
-        unsigned64(
-            "hard_pending_compaction_bytes",
+        opt!(
+            hard_pending_compaction_bytes: u64(64, 0, u64::MAX),
             "Bytes waiting for compaction at which writes stop (RocksDB \
-             hard_pending_compaction_bytes_limit)",
-            0,
-            u64::MAX,
-            |o| o.hard_pending_compaction_bytes,
-            |o, v| Ok(o.hard_pending_compaction_bytes(v)),
+             hard_pending_compaction_bytes_limit)"
         ),
-        unsigned64(
-            "delayed_write_rate",
+        opt!(
+            delayed_write_rate: u64(64, KIB, u64::MAX),
             "Write rate in bytes per second at the first sign of back-pressure (RocksDB \
-             delayed_write_rate)",
-            KIB,
-            u64::MAX,
-            |o| o.delayed_write_rate,
-            |o, v| Ok(o.delayed_write_rate(v)),
+             delayed_write_rate)"
         ),
-        unsigned64(
-            "db_write_buffer_size",
-            "Memory budget of all memtables together, in bytes (RocksDB \
-             db_write_buffer_size)",
-            4 * KIB,
-            TIB,
-            |o| o.db_write_buffer_size as u64,
-            |o, v| Ok(o.db_write_buffer_size(size(v)?)),
+        opt!(
+            db_write_buffer_size: usize(64, 4 * KIB, TIB),
+            "Memory budget of all memtables together, in bytes (RocksDB db_write_buffer_size)"
         ),
-        unsigned64(
-            "max_total_wal_size",
+        opt!(
+            max_total_wal_size: u64(64, 0, TIB),
             "WAL bytes a column family's memtable may hold back before it is flushed; 0: 4x \
-             db_write_buffer_size (RocksDB max_total_wal_size)",
-            0,
-            TIB,
-            |o| o.max_total_wal_size,
-            |o, v| Ok(o.max_total_wal_size(v)),
+             db_write_buffer_size (RocksDB max_total_wal_size)"
         ),
-        unsigned32(
-            "max_background_compactions",
-            "Threads running compactions in parallel (RocksDB max_background_compactions)",
-            1,
-            64,
-            |o| o.max_background_compactions as u64,
-            |o, v| Ok(o.max_background_compactions(size(v)?)),
+        opt!(
+            max_background_compactions: usize(32, 1, 64),
+            "Threads running compactions in parallel (RocksDB max_background_compactions)"
         ),
-        unsigned32(
-            "max_background_flushes",
+        opt!(
+            max_background_flushes: usize(32, 1, 64),
             "Threads flushing memtables; each column family is flushed by one thread at a \
-             time (RocksDB max_background_flushes)",
-            1,
-            64,
-            |o| o.max_background_flushes as u64,
-            |o, v| Ok(o.max_background_flushes(size(v)?)),
+             time (RocksDB max_background_flushes)"
         ),
-        unsigned32(
-            "max_subcompactions",
-            "Threads one big compaction may be split into (RocksDB max_subcompactions)",
-            1,
-            64,
-            |o| o.max_subcompactions as u64,
-            |o, v| Ok(o.max_subcompactions(size(v)?)),
+        opt!(
+            max_subcompactions: usize(32, 1, 64),
+            "Threads one big compaction may be split into (RocksDB max_subcompactions)"
         ),
-        unsigned32(
-            "num_levels",
-            "Number of levels, L0 included (RocksDB num_levels)",
-            2,
-            64,
-            |o| o.num_levels as u64,
-            |o, v| Ok(o.num_levels(size(v)?)),
+        opt!(
+            num_levels: usize(32, 2, 64),
+            "Number of levels, L0 included (RocksDB num_levels)"
         ),
-        unsigned64(
-            "max_bytes_for_level_base",
-            "Target size of the base level, in bytes (RocksDB max_bytes_for_level_base)",
-            4 * KIB,
-            u64::MAX,
-            |o| o.max_bytes_for_level_base,
-            |o, v| Ok(o.max_bytes_for_level_base(v)),
+        opt!(
+            max_bytes_for_level_base: u64(64, 4 * KIB, u64::MAX),
+            "Target size of the base level, in bytes (RocksDB max_bytes_for_level_base)"
         ),
-        float(
-            "level_size_ratio",
-            "Size ratio between adjacent levels (RocksDB max_bytes_for_level_multiplier)",
-            2.0,
-            f64::MAX,
-            |o| o.level_size_ratio,
-            |o, v| o.level_size_ratio(v),
+        opt!(
+            level_size_ratio: f64(2.0, f64::MAX),
+            "Size ratio between adjacent levels (RocksDB max_bytes_for_level_multiplier)"
         ),
-        boolean(
-            "dynamic_level_bytes",
+        opt!(
+            dynamic_level_bytes: bool,
             "Size levels from the last level up (RocksDB \
-             level_compaction_dynamic_level_bytes)",
-            |o| o.dynamic_level_bytes,
-            |o, v| o.dynamic_level_bytes(v),
+             level_compaction_dynamic_level_bytes)"
         ),
-        float(
-            "tombstone_ratio_trigger",
+        opt!(
+            tombstone_ratio_trigger: f64(0.0, 1.0),
             "Fraction of tombstones that makes a table due for compaction; 0 disables \
-             (RocksDB CompactOnDeletionCollector)",
-            0.0,
-            1.0,
-            |o| o.tombstone_ratio_trigger,
-            |o, v| o.tombstone_ratio_trigger(v),
+             (RocksDB CompactOnDeletionCollector)"
         ),
-        unsigned64(
-            "tombstone_min_entries",
-            "Entries a table needs before tombstone_ratio_trigger applies to it",
-            0,
-            u64::MAX,
-            |o| o.tombstone_min_entries,
-            |o, v| Ok(o.tombstone_min_entries(v)),
+        opt!(
+            tombstone_min_entries: u64(64, 0, u64::MAX),
+            "Entries a table needs before tombstone_ratio_trigger applies to it"
         ),
-        unsigned64(
-            "tombstone_coalesce_min_run",
-            "Consecutive deleted keys a flush also writes as one range tombstone; 0 disables",
-            0,
-            u64::MAX,
-            |o| o.tombstone_coalesce_min_run as u64,
-            |o, v| Ok(o.tombstone_coalesce_min_run(size(v)?)),
+        opt!(
+            tombstone_coalesce_min_run: usize(64, 0, u64::MAX),
+            "Consecutive deleted keys a flush also writes as one range tombstone; 0 disables"
         ),
-        unsigned64(
-            "memtable_scan_flush_trigger",
+        opt!(
+            memtable_scan_flush_trigger: u64(64, 0, u64::MAX),
             "Hidden entries one iterator step may pass before the memtable is flushed early; \
-             0 disables (RocksDB memtable_op_scan_flush_trigger)",
-            0,
-            u64::MAX,
-            |o| o.memtable_scan_flush_trigger,
-            |o, v| Ok(o.memtable_scan_flush_trigger(v)),
+             0 disables (RocksDB memtable_op_scan_flush_trigger)"
         ),
-        unsigned64(
+        unsigned(
+            64,
             "max_compaction_bytes",
             "Upper bound on the input bytes of one compaction (at least 4 KiB); 0: 25x \
              target_file_size (RocksDB max_compaction_bytes)",
@@ -733,13 +651,9 @@ impl Options {
                 }
             },
         ),
-        unsigned32(
-            "max_open_files",
-            "Most table files kept open at once (RocksDB max_open_files)",
-            2,
-            1 << 20,
-            |o| o.max_open_files as u64,
-            |o, v| Ok(o.max_open_files(size(v)?)),
+        opt!(
+            max_open_files: usize(32, 2, 1 << 20),
+            "Most table files kept open at once (RocksDB max_open_files)"
         ),
     ];
 
