@@ -37,7 +37,8 @@ pub extern "C" fn riptide_options_create() -> *mut riptide_options_t {
 /// `options` is NULL or a live handle from `riptide_options_create`, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_options_destroy(options: *mut riptide_options_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: `options` is NULL or a live handle from `riptide_options_create` (made by
+    // `into_handle`) not used afterwards, per this function's contract.
     unsafe { destroy_handle(options) }
 }
 

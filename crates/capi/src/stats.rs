@@ -157,10 +157,11 @@ pub unsafe extern "C" fn riptide_stats_report(
     report: *mut *mut c_char,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
+    // SAFETY: `errmsg` is NULL or writable, per this function's contract.
     unsafe {
         guard(errmsg, || {
-            // SAFETY: forwarded contract.
+            // SAFETY: `report` is NULL or writable for the call, per this function's
+            // contract; `db` (below) is NULL or a live handle, likewise.
             let out = Out::new(report, "report")?;
             out.set(std::ptr::null_mut());
             let text = arg_ref(db, "db")?.with(|db| Ok(db.statistics().to_string()))?;
