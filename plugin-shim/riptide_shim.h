@@ -24,7 +24,8 @@ extern handlerton *riptide_hton;
 extern riptide_db_t *riptide_db;
 extern riptide_handler_t *riptide_handler;
 
-/* sysvars.cc: the plugin's system variables and status variables. */
+/* sysvars.cc: the plugin's system variables (built at dlopen from the C ABI's server option
+   table) and status variables (from its statistics table). */
 extern struct st_mysql_sys_var *riptide_system_variables[];
 extern SHOW_VAR riptide_status_variables[];
 
@@ -32,8 +33,9 @@ extern SHOW_VAR riptide_status_variables[];
    milliseconds. */
 uint64_t riptide_lock_wait_timeout_ms(THD *thd);
 
-/* Fills `opts` from the riptide_* system variables. On failure, logs which variable the
-   engine refused and returns false. */
+/* Fills `opts` from the riptide_* system variables of the engine options, after checking
+   that both variable arrays could be built from the C ABI's tables. On failure, logs what is
+   wrong (which variable the engine refused) and returns false. */
 bool riptide_apply_options(riptide_options_t *opts);
 
 /* The database directory riptide_data_dir names (default <datadir>/#riptide; a relative

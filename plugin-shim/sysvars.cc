@@ -1,227 +1,325 @@
 /*
   The plugin's system variables (SHOW VARIABLES LIKE 'riptide%') and status variables (SHOW
   GLOBAL STATUS LIKE 'riptide%'), and how the variables become engine options at init.
-  README.md, "Configuration" and "Status variables", lists them.
+
+  Nothing here is declared per variable or per statistic: both arrays are built with a loop
+  from the tables of the C ABI, which are declared once in Rust (the server options:
+  riptide_handler::server_options, crates/handler/src/server_options.rs; the statistics:
+  the statistics! table of crates/riptide/src/stats.rs). README.md, "Configuration" and
+  "Status variables", documents them (a test checks it against the tables).
 */
 #include <my_global.h>
 #include "sql_class.h"
 #include "log.h"
 #include <mysql/plugin.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
 #include "riptide_shim.h"
 
 namespace {
 
 /* ---------------------------------------------------------------------------------------
-   System variables (README.md, "Configuration"). Every default equals the engine's own
-   default (or, for the sync mode, what the plugin always used), so a server without any
-   riptide_* setting behaves as before. Read-only ones are applied when the plugin opens the
-   database at init. */
+   System variables (README.md, "Configuration").
 
-constexpr ulonglong KiB= 1024, MiB= KiB * 1024, GiB= MiB * 1024, TiB= GiB * 1024;
+   The server reads the plugin's system_vars array (riptide_system_variables, named in the
+   plugin declaration of hton.cc) when it loads the plugin, right after dlopen, before
+   riptide_init. So the array is filled by a static constructor of this file, which runs at
+   dlopen: one entry per riptide_server_option_at(i), made with the layout the server's own
+   MYSQL_SYSVAR_* / MYSQL_THDVAR_* macros give that type. The layouts are not reproduced by
+   hand: the types below are the macros' (DECLARE_MYSQL_*), as sql_plugin.cc declares its
+   own (sysvar_uint_t...). The server fills in check, update and, for session variables,
+   offset and resolve when it registers them, so every entry lives in writable storage. */
 
-ulonglong sv_block_cache_size;
-ulonglong sv_write_buffer_size;
-ulonglong sv_db_write_buffer_size;
-ulong sv_sync_mode;
-ulong sv_sync_interval_ms;
-ulong sv_compression;
-uint sv_max_background_compactions;
-uint sv_max_background_flushes;
-uint sv_l0_slowdown_trigger;
-uint sv_l0_stop_trigger;
-uint sv_bloom_bits_per_key;
-uint sv_max_open_files;
-ulonglong sv_target_file_size;
-ulonglong sv_max_total_wal_size;
-my_bool sv_young_space_bound;
-char *sv_data_dir;
+typedef DECLARE_MYSQL_SYSVAR_BASIC(bool_sysvar, my_bool);
+typedef DECLARE_MYSQL_SYSVAR_BASIC(str_sysvar, char *);
+typedef DECLARE_MYSQL_SYSVAR_SIMPLE(uint_sysvar, uint);
+typedef DECLARE_MYSQL_SYSVAR_SIMPLE(ulonglong_sysvar, ulonglong);
+typedef DECLARE_MYSQL_SYSVAR_SIMPLE(longlong_sysvar, longlong);
+typedef DECLARE_MYSQL_SYSVAR_SIMPLE(double_sysvar, double);
+typedef DECLARE_MYSQL_SYSVAR_TYPELIB(enum_sysvar, ulong);
+typedef DECLARE_MYSQL_THDVAR_BASIC(bool_thdvar, my_bool);
+typedef DECLARE_MYSQL_THDVAR_SIMPLE(uint_thdvar, uint);
+typedef DECLARE_MYSQL_THDVAR_SIMPLE(ulonglong_thdvar, ulonglong);
+typedef DECLARE_MYSQL_THDVAR_SIMPLE(longlong_thdvar, longlong);
+typedef DECLARE_MYSQL_THDVAR_SIMPLE(double_thdvar, double);
+typedef DECLARE_MYSQL_THDVAR_TYPELIB(enum_thdvar, ulong);
 
-/* riptide_sync_mode values, in this order. */
-enum
+/* What the server's st_mysql_sys_var (sql_plugin.cc) holds: the common header. */
+struct Sysvar_header
 {
-  SYNC_MODE_NONE,
-  SYNC_MODE_INTERVAL,
-  SYNC_MODE_FULL
+  MYSQL_PLUGIN_VAR_HEADER;
 };
-const char *sync_mode_names[]= {"none", "interval", "full", NullS};
-TYPELIB sync_mode_typelib= {array_elements(sync_mode_names) - 1, "sync_mode_typelib",
-                            sync_mode_names, nullptr};
 
-/* riptide_compression values, in this order. */
-enum
+/* The server stores a session variable's offset at *(int *)(var + 1), right after the
+   header (sql_plugin.cc, test_plugin_options), where every THDVAR layout keeps it. */
+template <typename T> constexpr bool offset_follows_header()
 {
-  COMPRESSION_NONE,
-  COMPRESSION_ZSTD
+  return offsetof(T, offset) == sizeof(Sysvar_header);
+}
+static_assert(offset_follows_header<MYSQL_SYSVAR_NAME(bool_thdvar)>() &&
+                  offset_follows_header<MYSQL_SYSVAR_NAME(uint_thdvar)>() &&
+                  offset_follows_header<MYSQL_SYSVAR_NAME(ulonglong_thdvar)>() &&
+                  offset_follows_header<MYSQL_SYSVAR_NAME(longlong_thdvar)>() &&
+                  offset_follows_header<MYSQL_SYSVAR_NAME(double_thdvar)>() &&
+                  offset_follows_header<MYSQL_SYSVAR_NAME(enum_thdvar)>(),
+              "a THDVAR layout does not keep its offset right after the header");
+static_assert(sizeof(my_bool) == sizeof(char), "MYSQL_SYSVAR_BOOL stores a char");
+
+/* Room for any of the layouts above. */
+constexpr size_t SYSVAR_SIZE= std::max(
+    {sizeof(MYSQL_SYSVAR_NAME(bool_sysvar)), sizeof(MYSQL_SYSVAR_NAME(str_sysvar)),
+     sizeof(MYSQL_SYSVAR_NAME(uint_sysvar)), sizeof(MYSQL_SYSVAR_NAME(ulonglong_sysvar)),
+     sizeof(MYSQL_SYSVAR_NAME(longlong_sysvar)), sizeof(MYSQL_SYSVAR_NAME(double_sysvar)),
+     sizeof(MYSQL_SYSVAR_NAME(enum_sysvar)), sizeof(MYSQL_SYSVAR_NAME(bool_thdvar)),
+     sizeof(MYSQL_SYSVAR_NAME(uint_thdvar)), sizeof(MYSQL_SYSVAR_NAME(ulonglong_thdvar)),
+     sizeof(MYSQL_SYSVAR_NAME(longlong_thdvar)), sizeof(MYSQL_SYSVAR_NAME(double_thdvar)),
+     sizeof(MYSQL_SYSVAR_NAME(enum_thdvar))});
+constexpr size_t SYSVAR_ALIGN= std::max(
+    {alignof(MYSQL_SYSVAR_NAME(bool_sysvar)), alignof(MYSQL_SYSVAR_NAME(str_sysvar)),
+     alignof(MYSQL_SYSVAR_NAME(uint_sysvar)), alignof(MYSQL_SYSVAR_NAME(ulonglong_sysvar)),
+     alignof(MYSQL_SYSVAR_NAME(longlong_sysvar)), alignof(MYSQL_SYSVAR_NAME(double_sysvar)),
+     alignof(MYSQL_SYSVAR_NAME(enum_sysvar)), alignof(MYSQL_SYSVAR_NAME(bool_thdvar)),
+     alignof(MYSQL_SYSVAR_NAME(uint_thdvar)), alignof(MYSQL_SYSVAR_NAME(ulonglong_thdvar)),
+     alignof(MYSQL_SYSVAR_NAME(longlong_thdvar)), alignof(MYSQL_SYSVAR_NAME(double_thdvar)),
+     alignof(MYSQL_SYSVAR_NAME(enum_thdvar))});
+
+/* The value of a global variable (the server writes the setting there; my_getopt starts it
+   at the default), by type. */
+union Sysvar_value
+{
+  my_bool b;
+  uint u;
+  ulonglong ull;
+  longlong ll;
+  double d;
+  ulong e;
+  char *s;
 };
-const char *compression_names[]= {"none", "zstd", NullS};
-TYPELIB compression_typelib= {array_elements(compression_names) - 1, "compression_typelib",
-                              compression_names, nullptr};
-/* zstd level of riptide_compression=zstd (the table format's default level). */
-constexpr int32_t ZSTD_LEVEL= 1;
 
-constexpr int RO_VAR= PLUGIN_VAR_RQCMDARG | PLUGIN_VAR_READONLY;
+/* One system variable: the server's struct and what it points to. */
+struct Sysvar_slot
+{
+  alignas(SYSVAR_ALIGN) unsigned char var[SYSVAR_SIZE];
+  Sysvar_value value;
+  TYPELIB typelib;
+  const riptide_option_t *option;
+};
 
-MYSQL_SYSVAR_ULONGLONG(block_cache_size, sv_block_cache_size, RO_VAR,
-                       "Capacity of the shared block cache, in bytes (RocksDB block_cache)",
-                       nullptr, nullptr, 64 * MiB, 1 * MiB, TiB, 0);
-MYSQL_SYSVAR_ULONGLONG(write_buffer_size, sv_write_buffer_size, RO_VAR,
-                       "Memtable size at which it is frozen and flushed, in bytes (RocksDB "
-                       "write_buffer_size)",
-                       nullptr, nullptr, 64 * MiB, 4 * KiB, TiB, 0);
-MYSQL_SYSVAR_ULONGLONG(db_write_buffer_size, sv_db_write_buffer_size, RO_VAR,
-                       "Memory budget of all memtables together, in bytes (RocksDB "
-                       "db_write_buffer_size)",
-                       nullptr, nullptr, 256 * MiB, 4 * KiB, TiB, 0);
-MYSQL_SYSVAR_ENUM(sync_mode, sv_sync_mode, RO_VAR,
-                  "When the WAL is fsynced: none (never; survives a mariadbd crash, not a "
-                  "power loss), interval (every riptide_sync_interval_ms in the background) "
-                  "or full (before every commit returns)",
-                  nullptr, nullptr, SYNC_MODE_INTERVAL, &sync_mode_typelib);
-MYSQL_SYSVAR_ULONG(sync_interval_ms, sv_sync_interval_ms, RO_VAR,
-                   "Milliseconds between WAL fsyncs with riptide_sync_mode=interval",
-                   nullptr, nullptr, 1000, 1, 3600 * 1000, 0);
-MYSQL_SYSVAR_ENUM(compression, sv_compression, RO_VAR,
-                  "Compression of table blocks written from now on: none or zstd (RocksDB "
-                  "compression)",
-                  nullptr, nullptr, COMPRESSION_NONE, &compression_typelib);
-MYSQL_SYSVAR_UINT(max_background_compactions, sv_max_background_compactions, RO_VAR,
-                  "Threads running compactions in parallel (RocksDB "
-                  "max_background_compactions)",
-                  nullptr, nullptr, 2, 1, 64, 0);
-MYSQL_SYSVAR_UINT(max_background_flushes, sv_max_background_flushes, RO_VAR,
-                  "Threads flushing memtables; each column family is flushed by one "
-                  "thread at a time (RocksDB max_background_flushes)",
-                  nullptr, nullptr, 1, 1, 64, 0);
-MYSQL_SYSVAR_UINT(l0_slowdown_trigger, sv_l0_slowdown_trigger, RO_VAR,
-                  "Number of L0 tables at which writes slow down (RocksDB "
-                  "level0_slowdown_writes_trigger)",
-                  nullptr, nullptr, 20, 1, 65536, 0);
-MYSQL_SYSVAR_UINT(l0_stop_trigger, sv_l0_stop_trigger, RO_VAR,
-                  "Number of L0 tables at which writes stop until compaction catches up "
-                  "(RocksDB level0_stop_writes_trigger; kept above riptide_l0_slowdown_trigger)",
-                  nullptr, nullptr, 36, 2, 65536, 0);
-MYSQL_SYSVAR_UINT(bloom_bits_per_key, sv_bloom_bits_per_key, RO_VAR,
-                  "Bloom filter bits per key of tables written from now on, 0 for no filter "
-                  "(RocksDB NewBloomFilterPolicy)",
-                  nullptr, nullptr, 10, 0, 64, 0);
-MYSQL_SYSVAR_UINT(max_open_files, sv_max_open_files, RO_VAR,
-                  "Most table files kept open at once (RocksDB max_open_files)", nullptr,
-                  nullptr, 512, 2, 1024 * 1024, 0);
-MYSQL_SYSVAR_ULONGLONG(target_file_size, sv_target_file_size, RO_VAR,
-                       "Target size of tables written by compaction, in bytes (RocksDB "
-                       "target_file_size_base)",
-                       nullptr, nullptr, 64 * MiB, 4 * KiB, TiB, 0);
-MYSQL_SYSVAR_ULONGLONG(max_total_wal_size, sv_max_total_wal_size, RO_VAR,
-                       "WAL bytes a column family's memtable may hold back before it is "
-                       "flushed; 0: 4x riptide_db_write_buffer_size (RocksDB "
-                       "max_total_wal_size)",
-                       nullptr, nullptr, 0, 0, TiB, 0);
-MYSQL_SYSVAR_BOOL(young_space_bound, sv_young_space_bound, PLUGIN_VAR_READONLY,
-                  "While a table space is small next to riptide_write_buffer_size, flush "
-                  "and merge earlier so the disk holds at most about 1.5x the data (costs "
-                  "more compaction writes until about 1 GiB of data)",
-                  nullptr, nullptr, TRUE);
-MYSQL_SYSVAR_STR(data_dir, sv_data_dir, RO_VAR,
-                 "Directory of the Riptide database (default: #riptide in the datadir; a "
-                 "relative path is relative to the datadir)",
-                 nullptr, nullptr, nullptr);
-MYSQL_THDVAR_ULONG(lock_wait_timeout, PLUGIN_VAR_RQCMDARG,
-                   "Seconds a statement waits for a row lock before giving up with "
-                   "ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout); read at each "
-                   "statement's start (NOWAIT and WAIT n override it for one statement)",
-                   nullptr, nullptr, 50, 1, 1024 * 1024 * 1024, 0);
+/* At most this many system variables; riptide_apply_options fails the plugin's init if the
+   C ABI declares more (raise it then). */
+constexpr size_t SYSVAR_CAPACITY= 64;
+Sysvar_slot sysvar_slots[SYSVAR_CAPACITY];
+size_t sysvar_count= 0;
+/* What went wrong while building the array (reported by riptide_apply_options). */
+const char *sysvar_problem= nullptr;
+const char *sysvar_problem_name= "";
+
+/* The slots of the variables this file reads itself. */
+Sysvar_slot *data_dir_slot= nullptr;
+Sysvar_slot *lock_wait_timeout_slot= nullptr;
 
 } // namespace
 
-struct st_mysql_sys_var *riptide_system_variables[]= {
-    MYSQL_SYSVAR(block_cache_size),
-    MYSQL_SYSVAR(write_buffer_size),
-    MYSQL_SYSVAR(db_write_buffer_size),
-    MYSQL_SYSVAR(sync_mode),
-    MYSQL_SYSVAR(sync_interval_ms),
-    MYSQL_SYSVAR(compression),
-    MYSQL_SYSVAR(max_background_compactions),
-    MYSQL_SYSVAR(max_background_flushes),
-    MYSQL_SYSVAR(l0_slowdown_trigger),
-    MYSQL_SYSVAR(l0_stop_trigger),
-    MYSQL_SYSVAR(bloom_bits_per_key),
-    MYSQL_SYSVAR(max_open_files),
-    MYSQL_SYSVAR(target_file_size),
-    MYSQL_SYSVAR(max_total_wal_size),
-    MYSQL_SYSVAR(young_space_bound),
-    MYSQL_SYSVAR(data_dir),
-    MYSQL_SYSVAR(lock_wait_timeout),
-    nullptr};
-
-/* The lock wait limit of a session begun now by `thd`, in milliseconds. */
-uint64_t riptide_lock_wait_timeout_ms(THD *thd)
-{
-  return uint64_t(THDVAR(thd, lock_wait_timeout)) * 1000;
-}
+/* The plugin's system_vars array, NULL-terminated (zero-initialized, filled at dlopen). */
+struct st_mysql_sys_var *riptide_system_variables[SYSVAR_CAPACITY + 1];
 
 namespace {
 
-/* ---------------------------------------------------------------------------------------
-   Status variables: SHOW GLOBAL STATUS LIKE 'riptide%'. One SHOW_FUNC entry "riptide" that,
-   at query time, copies riptide_stats into the server's scratch buffer and returns an array
-   of SHOW_LONGLONG entries pointing into that copy (names get the "riptide_" prefix). */
-
-#define RIPTIDE_STAT(name, field) {name, offsetof(riptide_stats_t, field)}
-struct Riptide_stat_field
+template <typename T> T &sysvar_as(Sysvar_slot &slot)
 {
-  const char *name;
-  size_t offset;
-};
-/* Sorted by name, as SHOW STATUS lists the server's own variables. */
-const Riptide_stat_field riptide_stat_fields[]= {
-    RIPTIDE_STAT("block_cache_capacity", block_cache_capacity),
-    RIPTIDE_STAT("block_cache_hits", block_cache_hits),
-    RIPTIDE_STAT("block_cache_misses", block_cache_misses),
-    RIPTIDE_STAT("block_cache_usage", block_cache_usage),
-    RIPTIDE_STAT("bytes_written", user_bytes_written),
-    RIPTIDE_STAT("compaction_bytes_read", compaction_bytes_read),
-    RIPTIDE_STAT("compaction_bytes_written", compaction_bytes_written),
-    RIPTIDE_STAT("compaction_files_moved", compaction_files_moved),
-    RIPTIDE_STAT("compactions", compactions),
-    RIPTIDE_STAT("flush_bytes_written", flush_bytes_written),
-    RIPTIDE_STAT("flushes", flushes),
-    RIPTIDE_STAT("gets", gets),
-    RIPTIDE_STAT("immutable_memtables", immutable_memtables),
-    RIPTIDE_STAT("keys_written", keys_written),
-    RIPTIDE_STAT("live_snapshots", live_snapshots),
-    RIPTIDE_STAT("lock_deadlocks", lock_deadlocks),
-    RIPTIDE_STAT("lock_granted", lock_granted),
-    RIPTIDE_STAT("lock_timeouts", lock_timeouts),
-    RIPTIDE_STAT("lock_wait_micros", lock_wait_micros),
-    RIPTIDE_STAT("lock_waits", lock_waits),
-    RIPTIDE_STAT("locked_keys", locked_keys),
-    RIPTIDE_STAT("memtable_bytes", memtable_bytes),
-    RIPTIDE_STAT("open_table_files", open_table_files),
-    RIPTIDE_STAT("pending_compaction_bytes", pending_compaction_bytes),
-    RIPTIDE_STAT("running_compactions", running_compactions),
-    RIPTIDE_STAT("table_opens", table_opens),
-    RIPTIDE_STAT("wal_bytes_written", wal_bytes_written),
-    RIPTIDE_STAT("wal_syncs", wal_syncs),
-    RIPTIDE_STAT("write_groups", write_groups),
-    RIPTIDE_STAT("write_slowdown_micros", write_slowdown_micros),
-    RIPTIDE_STAT("write_slowdowns", write_slowdowns),
-    RIPTIDE_STAT("write_stop_micros", write_stop_micros),
-    RIPTIDE_STAT("write_stops", write_stops),
-};
-#undef RIPTIDE_STAT
-constexpr size_t RIPTIDE_STAT_COUNT= array_elements(riptide_stat_fields);
+  return *std::launder(reinterpret_cast<T *>(slot.var));
+}
+
+/* Makes `slot` the system variable of option `o`; false (with sysvar_problem set) for a
+   combination of type, scope and mutability the plugin cannot serve. */
+bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
+{
+  const bool session= o->flags & RIPTIDE_OPTION_SESSION;
+  const bool dynamic= o->flags & RIPTIDE_OPTION_DYNAMIC;
+  /* A global variable that changes at run time would need an update function that tells
+     the engine; none exists, so every global one is read-only. */
+  if (dynamic && !session)
+  {
+    sysvar_problem= "a global option that changes at run time is not supported";
+    return false;
+  }
+  const int opt= PLUGIN_VAR_RQCMDARG | (dynamic ? 0 : PLUGIN_VAR_READONLY) |
+                 (session ? PLUGIN_VAR_THDLOCAL : 0);
+  slot.option= o;
+  void *var= slot.var;
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_BOOL:
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(bool_thdvar){PLUGIN_VAR_BOOL | opt, o->name, o->doc,
+                                                nullptr, nullptr, -1,
+                                                my_bool(o->default_value != 0), nullptr};
+    else
+      new (var) MYSQL_SYSVAR_NAME(bool_sysvar){PLUGIN_VAR_BOOL | opt, o->name, o->doc,
+                                                nullptr, nullptr, &slot.value.b,
+                                                my_bool(o->default_value != 0)};
+    return true;
+  case RIPTIDE_OPTION_UINT32:
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(uint_thdvar){
+          PLUGIN_VAR_INT | PLUGIN_VAR_UNSIGNED | opt, o->name, o->doc, nullptr, nullptr, -1,
+          uint(o->default_value), uint(o->min), uint(o->max), 0, nullptr};
+    else
+      new (var) MYSQL_SYSVAR_NAME(uint_sysvar){
+          PLUGIN_VAR_INT | PLUGIN_VAR_UNSIGNED | opt, o->name, o->doc, nullptr, nullptr,
+          &slot.value.u, uint(o->default_value), uint(o->min), uint(o->max), 0};
+    return true;
+  case RIPTIDE_OPTION_UINT64:
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(ulonglong_thdvar){
+          PLUGIN_VAR_LONGLONG | PLUGIN_VAR_UNSIGNED | opt, o->name, o->doc, nullptr, nullptr,
+          -1, o->default_value, o->min, o->max, 0, nullptr};
+    else
+      new (var) MYSQL_SYSVAR_NAME(ulonglong_sysvar){
+          PLUGIN_VAR_LONGLONG | PLUGIN_VAR_UNSIGNED | opt, o->name, o->doc, nullptr, nullptr,
+          &slot.value.ull, o->default_value, o->min, o->max, 0};
+    return true;
+  case RIPTIDE_OPTION_INT64:
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(longlong_thdvar){
+          PLUGIN_VAR_LONGLONG | opt, o->name, o->doc, nullptr, nullptr, -1, o->default_int,
+          o->min_int, o->max_int, 0, nullptr};
+    else
+      new (var) MYSQL_SYSVAR_NAME(longlong_sysvar){
+          PLUGIN_VAR_LONGLONG | opt, o->name,      o->doc,       nullptr, nullptr,
+          &slot.value.ll,           o->default_int, o->min_int, o->max_int, 0};
+    return true;
+  case RIPTIDE_OPTION_DOUBLE:
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(double_thdvar){
+          PLUGIN_VAR_DOUBLE | opt, o->name, o->doc, nullptr, nullptr, -1, o->default_double,
+          o->min_double, o->max_double, 0, nullptr};
+    else
+      new (var) MYSQL_SYSVAR_NAME(double_sysvar){
+          PLUGIN_VAR_DOUBLE | opt, o->name,       o->doc,        nullptr, nullptr,
+          &slot.value.d,           o->default_double, o->min_double, o->max_double, 0};
+    return true;
+  case RIPTIDE_OPTION_ENUM:
+    slot.typelib= {uint(o->enum_count), o->name, const_cast<const char **>(o->enum_names),
+                   nullptr};
+    if (session)
+      new (var) MYSQL_SYSVAR_NAME(enum_thdvar){PLUGIN_VAR_ENUM | opt, o->name, o->doc,
+                                                nullptr, nullptr, -1,
+                                                ulong(o->default_value), nullptr,
+                                                &slot.typelib};
+    else
+      new (var) MYSQL_SYSVAR_NAME(enum_sysvar){PLUGIN_VAR_ENUM | opt, o->name, o->doc,
+                                                nullptr, nullptr, &slot.value.e,
+                                                ulong(o->default_value), &slot.typelib};
+    return true;
+  case RIPTIDE_OPTION_TEXT:
+    /* Without PLUGIN_VAR_MEMALLOC the server keeps a pointer to the command line's text,
+       which is only right for a global read-only variable. */
+    if (session || dynamic)
+    {
+      sysvar_problem= "only a global read-only text option is supported";
+      return false;
+    }
+    new (var) MYSQL_SYSVAR_NAME(str_sysvar){PLUGIN_VAR_STR | opt, o->name, o->doc, nullptr,
+                                             nullptr, &slot.value.s,
+                                             const_cast<char *>(o->default_text)};
+    return true;
+  }
+  sysvar_problem= "unknown option type";
+  return false;
+}
+
+/* Builds riptide_system_variables from the C ABI's server option table. */
+void build_sysvars()
+{
+  const size_t n= riptide_server_option_count();
+  for (size_t i= 0; i < n; i++)
+  {
+    const riptide_option_t *o= riptide_server_option_at(i);
+    if (!o)
+      break;
+    if (sysvar_count == SYSVAR_CAPACITY)
+    {
+      sysvar_problem= "more server options than SYSVAR_CAPACITY in sysvars.cc";
+      sysvar_problem_name= o->name;
+      return;
+    }
+    Sysvar_slot &slot= sysvar_slots[sysvar_count];
+    if (!build_sysvar(slot, o))
+    {
+      sysvar_problem_name= o->name;
+      return;
+    }
+    if (!strcmp(o->name, "data_dir") && o->value_type == RIPTIDE_OPTION_TEXT)
+      data_dir_slot= &slot;
+    if (!strcmp(o->name, "lock_wait_timeout") && (o->flags & RIPTIDE_OPTION_SESSION) &&
+        o->value_type == RIPTIDE_OPTION_UINT64)
+      lock_wait_timeout_slot= &slot;
+    riptide_system_variables[sysvar_count++]=
+        reinterpret_cast<st_mysql_sys_var *>(slot.var);
+  }
+}
+
+/* ---------------------------------------------------------------------------------------
+   Status variables: SHOW GLOBAL STATUS LIKE 'riptide%'. One SHOW_FUNC entry "riptide"
+   that, at query time, fills every statistic (riptide_stats_fill) into the server's scratch
+   buffer and returns there an array of SHOW_LONGLONG / SHOW_DOUBLE entries pointing at the
+   values (the server prefixes the names with "riptide_"). The buffer is the server's, one
+   per call, so concurrent and nested calls (a stored function reading GLOBAL_STATUS while
+   it is being listed) never share it. */
+
+/* How many statistics fit the buffer: each needs a SHOW_VAR and a value, plus the array's
+   terminating SHOW_VAR. Past it riptide_apply_options fails the plugin's init; a larger
+   table would need a second SHOW_FUNC entry (a second buffer). */
+constexpr size_t STATUS_CAPACITY= (SHOW_VAR_FUNC_BUFF_SIZE - sizeof(SHOW_VAR)) /
+                                  (sizeof(SHOW_VAR) + sizeof(riptide_stat_value_t));
 
 /* What show_riptide_vars lays out in the server's buffer. */
 struct Riptide_status_buffer
 {
-  riptide_stats_t stats;
-  SHOW_VAR vars[RIPTIDE_STAT_COUNT + 1];
+  SHOW_VAR vars[STATUS_CAPACITY + 1];
+  riptide_stat_value_t values[STATUS_CAPACITY];
 };
 static_assert(sizeof(Riptide_status_buffer) <= SHOW_VAR_FUNC_BUFF_SIZE,
               "the status variables do not fit SHOW_VAR_FUNC_BUFF_SIZE");
 static_assert(alignof(Riptide_status_buffer) <= alignof(long),
               "the server's buffer is only aligned for long");
+
+/* The statistics in the order SHOW STATUS lists them (by name, as the server sorts its
+   own); each is an index of riptide_stat_at. */
+size_t status_order[STATUS_CAPACITY];
+size_t status_count= 0;
+const char *status_problem= nullptr;
+
+void build_status_order()
+{
+  const size_t n= riptide_stat_count();
+  if (n > STATUS_CAPACITY)
+  {
+    status_problem= "more statistics than fit SHOW_VAR_FUNC_BUFF_SIZE (STATUS_CAPACITY in "
+                    "sysvars.cc)";
+    return;
+  }
+  for (size_t i= 0; i < n; i++)
+    status_order[i]= i;
+  std::sort(status_order, status_order + n, [](size_t a, size_t b) {
+    return strcmp(riptide_stat_at(a)->name, riptide_stat_at(b)->name) < 0;
+  });
+  status_count= n;
+}
+
+/* Fills both arrays when the server loads the plugin (dlopen), before it reads them. */
+struct Build_at_load
+{
+  Build_at_load()
+  {
+    build_sysvars();
+    build_status_order();
+  }
+} build_at_load;
 
 int show_riptide_vars(THD *, SHOW_VAR *var, void *buff, struct system_status_var *,
                       enum enum_var_type)
@@ -233,19 +331,21 @@ int show_riptide_vars(THD *, SHOW_VAR *var, void *buff, struct system_status_var
   if (!riptide_db)
     return 0;
   char *err= nullptr;
-  riptide_status_t st= riptide_stats(riptide_db, &b->stats, sizeof b->stats, &err);
+  riptide_status_t st= riptide_stats_fill(riptide_db, b->values, status_count, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_warning("RIPTIDE: statistics: %s", riptide_take_message(st, err).c_str());
     return 0;
   }
-  for (size_t i= 0; i < RIPTIDE_STAT_COUNT; i++)
+  for (size_t i= 0; i < status_count; i++)
   {
-    b->vars[i].name= riptide_stat_fields[i].name;
-    b->vars[i].value= reinterpret_cast<char *>(&b->stats) + riptide_stat_fields[i].offset;
-    b->vars[i].type= SHOW_LONGLONG;
+    const size_t stat= status_order[i];
+    const riptide_stat_t *s= riptide_stat_at(stat);
+    b->vars[i].name= s->name;
+    b->vars[i].value= &b->values[stat];
+    b->vars[i].type= s->kind == RIPTIDE_STAT_RATIO ? SHOW_DOUBLE : SHOW_LONGLONG;
   }
-  b->vars[RIPTIDE_STAT_COUNT]= {NullS, NullS, SHOW_LONG};
+  b->vars[status_count]= {NullS, NullS, SHOW_LONG};
   return 0;
 }
 
@@ -258,6 +358,17 @@ SHOW_VAR riptide_status_variables[]= {
     {"riptide", reinterpret_cast<char *>(&show_riptide_vars), SHOW_FUNC},
     {NullS, NullS, SHOW_LONG}};
 
+/* The lock wait limit of a session begun now by `thd`, in milliseconds. */
+uint64_t riptide_lock_wait_timeout_ms(THD *thd)
+{
+  /* riptide_apply_options refused to start without it, so it is there once a session
+     exists. */
+  if (!lock_wait_timeout_slot)
+    return 0;
+  auto &v= sysvar_as<MYSQL_SYSVAR_NAME(ulonglong_thdvar)>(*lock_wait_timeout_slot);
+  return uint64_t(*v.resolve(thd, v.offset)) * 1000;
+}
+
 /* The database directory: riptide_data_dir, by default <datadir>/#riptide (the '#' keeps
    the server from taking the folder for a database, as MyRocks' #rocksdb); a relative path
    is relative to the datadir. */
@@ -266,64 +377,87 @@ std::string riptide_resolve_data_dir()
   std::string home(mysql_real_data_home);
   if (!home.empty() && home.back() != FN_LIBCHAR)
     home.push_back(FN_LIBCHAR);
-  if (!sv_data_dir || !*sv_data_dir)
+  char *dir= data_dir_slot ? data_dir_slot->value.s : nullptr;
+  if (!dir || !*dir)
     data_dir_value= home + "#riptide";
-  else if (sv_data_dir[0] == FN_LIBCHAR)
-    data_dir_value= sv_data_dir;
+  else if (dir[0] == FN_LIBCHAR)
+    data_dir_value= dir;
   else
-    data_dir_value= home + sv_data_dir;
-  sv_data_dir= const_cast<char *>(data_dir_value.c_str());
+    data_dir_value= home + dir;
+  if (data_dir_slot)
+    data_dir_slot->value.s= const_cast<char *>(data_dir_value.c_str());
   return data_dir_value;
 }
 
-/* The engine options from the system variables. On failure, logs which variable the
-   engine refused and returns false. */
+/* A global variable's value as riptide_options_set_by_name reads it. */
+static std::string sysvar_text(const Sysvar_slot &slot)
+{
+  const riptide_option_t *o= slot.option;
+  const Sysvar_value &v= slot.value;
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_BOOL:
+    return v.b ? "ON" : "OFF";
+  case RIPTIDE_OPTION_UINT32:
+    return std::to_string(v.u);
+  case RIPTIDE_OPTION_UINT64:
+    return std::to_string(v.ull);
+  case RIPTIDE_OPTION_INT64:
+    return std::to_string(v.ll);
+  case RIPTIDE_OPTION_DOUBLE:
+  {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.17g", v.d);
+    return buf;
+  }
+  case RIPTIDE_OPTION_ENUM:
+    return v.e < o->enum_count ? o->enum_names[v.e] : std::to_string(v.e);
+  default:
+    return v.s ? v.s : "";
+  }
+}
+
+/* Checks that the variable and status arrays were built, then sets every engine option of
+   the server option table from its (read-only, global) variable. On failure, logs which
+   variable the engine refused and returns false. */
 bool riptide_apply_options(riptide_options_t *opts)
 {
-  char *err= nullptr;
-  auto check= [&](const char *var, riptide_status_t st) {
-    if (st == RIPTIDE_OK)
-      return true;
-    sql_print_error("RIPTIDE: invalid riptide_%s: %s", var, riptide_take_message(st, err).c_str());
-    err= nullptr;
+  if (sysvar_problem)
+  {
+    sql_print_error("RIPTIDE: system variable riptide_%s: %s", sysvar_problem_name,
+                    sysvar_problem);
     return false;
-  };
-  int32_t sync= sv_sync_mode == SYNC_MODE_NONE       ? RIPTIDE_SYNC_NONE
-                : sv_sync_mode == SYNC_MODE_INTERVAL ? RIPTIDE_SYNC_INTERVAL
-                                                     : RIPTIDE_SYNC_FULL;
-  int32_t compression=
-      sv_compression == COMPRESSION_ZSTD ? RIPTIDE_COMPRESSION_ZSTD : RIPTIDE_COMPRESSION_NONE;
-  return check("create_if_missing", riptide_options_set_create_if_missing(opts, true, &err)) &&
-         check("sync_mode",
-               riptide_options_set_sync_mode(opts, sync, sv_sync_interval_ms, &err)) &&
-         check("block_cache_size",
-               riptide_options_set_block_cache_size(opts, sv_block_cache_size, &err)) &&
-         check("write_buffer_size",
-               riptide_options_set_write_buffer_size(opts, size_t(sv_write_buffer_size),
-                                                     &err)) &&
-         check("db_write_buffer_size",
-               riptide_options_set_db_write_buffer_size(opts, size_t(sv_db_write_buffer_size),
-                                                        &err)) &&
-         check("compression",
-               riptide_options_set_compression(opts, compression, ZSTD_LEVEL, &err)) &&
-         check("max_background_compactions",
-               riptide_options_set_max_background_compactions(
-                   opts, sv_max_background_compactions, &err)) &&
-         check("max_background_flushes",
-               riptide_options_set_max_background_flushes(opts, sv_max_background_flushes,
-                                                          &err)) &&
-         check("l0_slowdown_trigger",
-               riptide_options_set_l0_slowdown_trigger(opts, sv_l0_slowdown_trigger, &err)) &&
-         check("l0_stop_trigger",
-               riptide_options_set_l0_stop_trigger(opts, sv_l0_stop_trigger, &err)) &&
-         check("bloom_bits_per_key",
-               riptide_options_set_bloom_bits_per_key(opts, sv_bloom_bits_per_key, &err)) &&
-         check("max_open_files",
-               riptide_options_set_max_open_files(opts, sv_max_open_files, &err)) &&
-         check("target_file_size",
-               riptide_options_set_target_file_size(opts, sv_target_file_size, &err)) &&
-         check("max_total_wal_size",
-               riptide_options_set_max_total_wal_size(opts, sv_max_total_wal_size, &err)) &&
-         check("young_space_bound",
-               riptide_options_set_young_space_bound(opts, sv_young_space_bound, &err));
+  }
+  if (!data_dir_slot || !lock_wait_timeout_slot)
+  {
+    sql_print_error("RIPTIDE: the C ABI's server options lack riptide_data_dir (text) or "
+                    "riptide_lock_wait_timeout (session, unsigned 64-bit)");
+    return false;
+  }
+  if (status_problem)
+  {
+    sql_print_error("RIPTIDE: status variables: %s", status_problem);
+    return false;
+  }
+  char *err= nullptr;
+  riptide_status_t st= riptide_options_set_by_name(opts, "create_if_missing", "ON", &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: create_if_missing: %s", riptide_take_message(st, err).c_str());
+    return false;
+  }
+  for (size_t i= 0; i < sysvar_count; i++)
+  {
+    const Sysvar_slot &slot= sysvar_slots[i];
+    if (!(slot.option->flags & RIPTIDE_OPTION_ENGINE))
+      continue;
+    std::string text= sysvar_text(slot);
+    st= riptide_options_set_by_name(opts, slot.option->name, text.c_str(), &err);
+    if (st != RIPTIDE_OK)
+    {
+      sql_print_error("RIPTIDE: invalid riptide_%s: %s", slot.option->name,
+                      riptide_take_message(st, err).c_str());
+      return false;
+    }
+  }
+  return true;
 }

@@ -22,6 +22,11 @@ use libfuzzer_sys::fuzz_target;
 use riptide_capi::*;
 use riptide_fuzz::temp_dir;
 
+/// `ON` or `OFF`, as `riptide_options_set_by_name` reads a bool.
+fn on_off(v: bool) -> String {
+    if v { "ON" } else { "OFF" }.to_string()
+}
+
 /// At most this many live handles of each kind.
 const MAX_HANDLES: usize = 6;
 
@@ -100,6 +105,9 @@ enum OptSet {
     MaxOpenFiles(u16),
     MaxSubcompactions(u8),
     MaxBackgroundCompactions(u8),
+    /// Any text for option number `.0` of `riptide_option_at` (past the end: an unknown
+    /// name); only on the scratch handle and NULL.
+    Raw(u8, String),
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -322,98 +330,90 @@ impl State {
         // The options the harness opens with stay small and safe (no multi-second stalls);
         // the scratch handle and NULL get any value.
         let any = target != self.opts;
-        let st = self.call("options setter", |e| {
-            // SAFETY: `target` is NULL or a live options handle; `e` is NULL or writable.
-            unsafe {
-                match o {
-                    OptSet::CreateIfMissing(v) => {
-                        riptide_options_set_create_if_missing(target, *v, e)
-                    }
-                    OptSet::ErrorIfExists(v) => riptide_options_set_error_if_exists(target, *v, e),
-                    OptSet::WriteBufferSize(v) => {
-                        let v = if any {
-                            *v as usize
-                        } else {
-                            4096 + (*v % 16384) as usize
-                        };
-                        riptide_options_set_write_buffer_size(target, v, e)
-                    }
-                    OptSet::MaxImmutable(v) => riptide_options_set_max_immutable_memtables(
-                        target,
-                        usize::from(*v).max(usize::from(!any)),
-                        e,
-                    ),
-                    OptSet::SyncMode(m, ms) => {
-                        let ms = if any {
-                            u64::from(*ms)
-                        } else {
-                            u64::from(*ms % 50) + 1
-                        };
-                        riptide_options_set_sync_mode(target, *m, ms, e)
-                    }
-                    OptSet::RecoveryMode(m) => riptide_options_set_recovery_mode(target, *m, e),
-                    OptSet::BlockCacheSize(v) => {
-                        riptide_options_set_block_cache_size(target, u64::from(*v), e)
-                    }
-                    OptSet::BlockSize(v) => {
-                        let v = if any {
-                            *v as usize
-                        } else {
-                            256 + (*v % 4096) as usize
-                        };
-                        riptide_options_set_block_size(target, v, e)
-                    }
-                    OptSet::RestartInterval(v) => {
-                        riptide_options_set_restart_interval(target, usize::from(*v), e)
-                    }
-                    OptSet::Compression(c, l) => riptide_options_set_compression(target, *c, *l, e),
-                    OptSet::BloomBits(v) => riptide_options_set_bloom_bits_per_key(target, *v, e),
-                    OptSet::L0Trigger(v) => {
-                        riptide_options_set_l0_compaction_trigger(target, usize::from(*v), e)
-                    }
-                    OptSet::YoungSpaceBound(v) => {
-                        riptide_options_set_young_space_bound(target, *v, e)
-                    }
-                    OptSet::TargetFileSize(v) => {
-                        riptide_options_set_target_file_size(target, u64::from(*v), e)
-                    }
-                    OptSet::NumLevels(v) => {
-                        riptide_options_set_num_levels(target, usize::from(*v), e)
-                    }
-                    OptSet::LevelSizeRatio(v) => {
-                        riptide_options_set_level_size_ratio(target, *v, e)
-                    }
-                    OptSet::TombstoneRatio(v) => {
-                        riptide_options_set_tombstone_ratio_trigger(target, *v, e)
-                    }
-                    OptSet::MaxOpenFiles(v) => {
-                        riptide_options_set_max_open_files(target, usize::from(*v), e)
-                    }
-                    OptSet::MaxSubcompactions(v) => {
-                        let v = if any {
-                            usize::from(*v)
-                        } else {
-                            usize::from(*v % 4)
-                        };
-                        riptide_options_set_max_subcompactions(target, v, e)
-                    }
-                    OptSet::MaxBackgroundCompactions(v) => {
-                        let v = if any {
-                            usize::from(*v)
-                        } else {
-                            usize::from(*v % 4)
-                        };
-                        riptide_options_set_max_background_compactions(target, v, e)
-                    }
-                }
+        let small = |v: u64, any_value: u64, base: u64, range: u64| {
+            if any { any_value } else { base + v % range }
+        };
+        let settings: Vec<(String, String)> = match o {
+            OptSet::CreateIfMissing(v) => vec![("create_if_missing".into(), on_off(*v))],
+            OptSet::ErrorIfExists(v) => vec![("error_if_exists".into(), on_off(*v))],
+            OptSet::WriteBufferSize(v) => {
+                let v = small(u64::from(*v), u64::from(*v), 4096, 16384);
+                vec![("write_buffer_size".into(), v.to_string())]
             }
-        });
-        if target.is_null() {
-            assert_eq!(
-                st,
-                riptide_status_t::RIPTIDE_INVALID_ARGUMENT,
-                "setter on NULL options"
-            );
+            OptSet::MaxImmutable(v) => {
+                let v = u64::from(*v).max(u64::from(!any));
+                vec![("max_immutable_memtables".into(), v.to_string())]
+            }
+            OptSet::SyncMode(m, ms) => {
+                let ms = small(u64::from(*ms), u64::from(*ms), 1, 50);
+                let mode =
+                    ["none", "interval", "full", "sometimes"][(m.unsigned_abs() % 4) as usize];
+                vec![
+                    ("sync_interval_ms".into(), ms.to_string()),
+                    ("sync_mode".into(), mode.into()),
+                ]
+            }
+            OptSet::RecoveryMode(m) => vec![("recovery_mode".into(), m.to_string())],
+            OptSet::BlockCacheSize(v) => vec![("block_cache_size".into(), v.to_string())],
+            OptSet::BlockSize(v) => {
+                let v = small(u64::from(*v), u64::from(*v), 256, 4096);
+                vec![("block_size".into(), v.to_string())]
+            }
+            OptSet::RestartInterval(v) => vec![("restart_interval".into(), v.to_string())],
+            OptSet::Compression(c, l) => {
+                let c = ["none", "zstd", "lz4"][(c.unsigned_abs() % 3) as usize];
+                vec![
+                    ("compression_level".into(), l.to_string()),
+                    ("compression".into(), c.into()),
+                ]
+            }
+            OptSet::BloomBits(v) => vec![("bloom_bits_per_key".into(), v.to_string())],
+            OptSet::L0Trigger(v) => vec![("l0_compaction_trigger".into(), v.to_string())],
+            OptSet::YoungSpaceBound(v) => vec![("young_space_bound".into(), on_off(*v))],
+            OptSet::TargetFileSize(v) => vec![("target_file_size".into(), v.to_string())],
+            OptSet::NumLevels(v) => vec![("num_levels".into(), v.to_string())],
+            OptSet::LevelSizeRatio(v) => vec![("level_size_ratio".into(), v.to_string())],
+            OptSet::TombstoneRatio(v) => vec![("tombstone_ratio_trigger".into(), v.to_string())],
+            OptSet::MaxOpenFiles(v) => vec![("max_open_files".into(), v.to_string())],
+            OptSet::MaxSubcompactions(v) => {
+                let v = small(u64::from(*v), u64::from(*v), 0, 4);
+                vec![("max_subcompactions".into(), v.to_string())]
+            }
+            OptSet::MaxBackgroundCompactions(v) => {
+                let v = small(u64::from(*v), u64::from(*v), 0, 4);
+                vec![("max_background_compactions".into(), v.to_string())]
+            }
+            OptSet::Raw(index, text) => {
+                if !any {
+                    return;
+                }
+                let option = riptide_option_at(usize::from(*index) % (riptide_option_count() + 1));
+                let name = if option.is_null() {
+                    "no_such_option".to_string()
+                } else {
+                    // SAFETY: a non-NULL entry of the option table lives for the process, its
+                    // name NUL-terminated.
+                    unsafe { CStr::from_ptr((*option).name) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                vec![(name, text.replace('\0', ""))]
+            }
+        };
+        for (name, value) in settings {
+            let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
+            let st = self.call("riptide_options_set_by_name", |e| {
+                // SAFETY: `target` is NULL or a live options handle; the strings are
+                // NUL-terminated; `e` is NULL or writable.
+                unsafe { riptide_options_set_by_name(target, name.as_ptr(), value.as_ptr(), e) }
+            });
+            if target.is_null() {
+                assert_eq!(
+                    st,
+                    riptide_status_t::RIPTIDE_INVALID_ARGUMENT,
+                    "set on NULL options"
+                );
+            }
         }
     }
 
@@ -1105,17 +1105,18 @@ impl State {
                 });
                 self.expect_refused(st, db.is_null() || bad, &what);
             }
-            Op::Stats(size) => {
-                let size = usize::from(*size % 1024);
-                let mut buf = vec![0u64; size.div_ceil(8)];
-                let p: *mut riptide_stats_t = if size == 0 {
+            Op::Stats(count) => {
+                // Up to a few more values than there are statistics (those get 0); 0: NULL.
+                let count = usize::from(*count) % (riptide_stat_count() + 4);
+                let mut buf = vec![riptide_stat_value_t { integer: 1 }; count];
+                let p = if count == 0 {
                     null_mut()
                 } else {
-                    buf.as_mut_ptr().cast()
+                    buf.as_mut_ptr()
                 };
-                // SAFETY: `db` NULL or live; `p` NULL or `size` writable, aligned bytes.
-                let st = self.call(&what, |e| unsafe { riptide_stats(db, p, size, e) });
-                self.expect_refused(st, db.is_null(), &what);
+                // SAFETY: `db` NULL or live; `p` NULL or `count` writable values.
+                let st = self.call(&what, |e| unsafe { riptide_stats_fill(db, p, count, e) });
+                self.expect_refused(st, db.is_null() || p.is_null(), &what);
                 std::hint::black_box(&buf);
             }
             Op::StatsReport => {
@@ -1232,11 +1233,16 @@ fn run(ops: &[Op]) {
     // SAFETY: live handles; NULL errmsg.
     unsafe {
         // Small memtables and tables, so flushes and compactions happen; no fsync.
-        riptide_options_set_write_buffer_size(opts, 4096, null_mut());
-        riptide_options_set_target_file_size(opts, 8192, null_mut());
-        riptide_options_set_block_size(opts, 256, null_mut());
-        riptide_options_set_sync_mode(opts, 0, 0, null_mut());
-        riptide_options_set_max_open_files(opts, 16, null_mut());
+        for (name, value) in [
+            (c"write_buffer_size", c"4096"),
+            (c"target_file_size", c"8192"),
+            (c"block_size", c"256"),
+            (c"sync_mode", c"none"),
+            (c"max_open_files", c"16"),
+        ] {
+            let st = riptide_options_set_by_name(opts, name.as_ptr(), value.as_ptr(), null_mut());
+            assert_eq!(st, riptide_status_t::RIPTIDE_OK, "{name:?}");
+        }
         riptide_txn_options_set_lock_timeout_ms(txn_opts, 1, null_mut());
     }
     let mut st = State {

@@ -15,7 +15,7 @@
 
 // Version of the C ABI described by this header: bumped on any incompatible change.
 // Compare with `riptide_abi_version()` at run time.
-#define RIPTIDE_ABI_VERSION 1
+#define RIPTIDE_ABI_VERSION 2
 
 // Cursor mode (`riptide_hcursor_set_mode`): plain reads of the session's snapshot (the
 // default). Modes 0 to 4 have the values of the `RIPTIDE_ROW_LOCK_*` constants.
@@ -103,30 +103,49 @@
 // Session isolation: SERIALIZABLE (runs as repeatable read).
 #define RIPTIDE_HISO_SERIALIZABLE 3
 
-// Sync mode: never fsync the WAL except at segment rotation and close (survives a process
-// crash, not a power loss).
-#define RIPTIDE_SYNC_NONE 0
+// Option value type: on or off (`default_value` 0 or 1).
+#define RIPTIDE_OPTION_BOOL 0
 
-// Sync mode: fsync the WAL before every write is acknowledged (the default).
-#define RIPTIDE_SYNC_FULL 1
+// Option value type: an unsigned integer that fits in 32 bits (`min`, `max`,
+// `default_value`).
+#define RIPTIDE_OPTION_UINT32 1
 
-// Sync mode: a background thread fsyncs the WAL every `interval_ms` milliseconds.
-#define RIPTIDE_SYNC_INTERVAL 2
+// Option value type: an unsigned 64-bit integer (`min`, `max`, `default_value`).
+#define RIPTIDE_OPTION_UINT64 2
 
-// Compression: table blocks are stored as they are (the default).
-#define RIPTIDE_COMPRESSION_NONE 0
+// Option value type: a signed 64-bit integer (`min_int`, `max_int`, `default_int`).
+#define RIPTIDE_OPTION_INT64 3
 
-// Compression: table blocks are compressed with zstd at the given level.
-#define RIPTIDE_COMPRESSION_ZSTD 1
+// Option value type: a double (`min_double`, `max_double`, `default_double`).
+#define RIPTIDE_OPTION_DOUBLE 4
 
-// Recovery mode: a torn WAL tail is cut off; damage anywhere else fails the open (default).
-#define RIPTIDE_RECOVERY_TOLERATE_CORRUPTED_TAIL 0
+// Option value type: one of `enum_names` (`default_value` is the default's index; `min` 0,
+// `max` the last index).
+#define RIPTIDE_OPTION_ENUM 5
 
-// Recovery mode: any WAL damage, a torn tail included, fails the open.
-#define RIPTIDE_RECOVERY_ABSOLUTE_CONSISTENCY 1
+// Option value type: text (`default_text`, NULL for none).
+#define RIPTIDE_OPTION_TEXT 6
 
-// Recovery mode: replay stops at the first damaged record and keeps the intact prefix.
-#define RIPTIDE_RECOVERY_POINT_IN_TIME 2
+// Option flag: one value per session (connection); the global value is the default of new
+// sessions.
+#define RIPTIDE_OPTION_SESSION 1
+
+// Option flag: may change while the server runs (else it is read at startup only).
+#define RIPTIDE_OPTION_DYNAMIC 2
+
+// Option flag: an engine option, applied with `riptide_options_set_by_name` under the same
+// name before `riptide_db_open`. A server option without it is read by the server itself
+// (its `doc` says what for).
+#define RIPTIDE_OPTION_ENGINE 4
+
+// Statistic kind: a count since the database was opened (only grows).
+#define RIPTIDE_STAT_COUNTER 0
+
+// Statistic kind: a value now (bytes held, things open or running).
+#define RIPTIDE_STAT_GAUGE 1
+
+// Statistic kind: a ratio derived from other statistics (read `ratio` of its value).
+#define RIPTIDE_STAT_RATIO 2
 
 // Isolation: each read sees the newest committed data.
 #define RIPTIDE_ISOLATION_READ_COMMITTED 0
@@ -242,9 +261,9 @@ typedef struct riptide_htable_t riptide_htable_t;
 // it stays consistent while writes, flushes and compactions go on.
 typedef struct riptide_iter_t riptide_iter_t;
 
-// Database options (opaque). Made by `riptide_options_create`, freed by
-// `riptide_options_destroy`. `riptide_db_open` copies it, so it may be freed right after.
-// Not for concurrent use from several threads.
+// Database options (opaque). Made by `riptide_options_create`, set by name with
+// `riptide_options_set_by_name`, freed by `riptide_options_destroy`. `riptide_db_open`
+// copies it, so it may be freed right after. Not for concurrent use from several threads.
 typedef struct riptide_options_t riptide_options_t;
 
 // A snapshot (opaque): reads through it see exactly the writes committed before it was
@@ -325,108 +344,65 @@ typedef bool (*riptide_hkeys_fn)(void *ctx,
                                  struct riptide_hkey_t *keys,
                                  size_t nkeys);
 
-// A point-in-time copy of the engine's statistics, filled by `riptide_stats`. Fields are
-// only ever added at the end, so a caller built against an older header keeps working (it
-// passes its own `sizeof(riptide_stats_t)`).
-typedef struct riptide_stats_t {
-    // Keys written by the user (each put, delete, single delete counts one).
-    uint64_t keys_written;
-    // Bytes of user keys and values written.
-    uint64_t user_bytes_written;
-    // Write groups committed (one WAL record each).
-    uint64_t write_groups;
-    // Bytes appended to the WAL.
-    uint64_t wal_bytes_written;
-    // WAL fsyncs.
-    uint64_t wal_syncs;
-    // Point reads served.
-    uint64_t gets;
-    // Memtables flushed to L0 tables.
-    uint64_t flushes;
-    // Bytes of tables written by flushes.
-    uint64_t flush_bytes_written;
-    // Compactions finished.
-    uint64_t compactions;
-    // Bytes of tables read by compactions.
-    uint64_t compaction_bytes_read;
-    // Bytes of tables written by compactions.
-    uint64_t compaction_bytes_written;
-    // Tombstones compactions removed for good.
-    uint64_t compaction_tombstones_dropped;
-    // Versions compactions dropped because a range delete covered them.
-    uint64_t compaction_range_deleted;
-    // Estimated bytes compaction must still rewrite.
-    uint64_t pending_compaction_bytes;
-    // Compactions running now.
-    uint64_t running_compactions;
-    // Bytes held by memtables (active and frozen), all column families.
-    uint64_t memtable_bytes;
-    // Frozen memtables waiting for flush, all column families.
-    uint64_t immutable_memtables;
-    // Block cache hits.
-    uint64_t block_cache_hits;
-    // Block cache misses.
-    uint64_t block_cache_misses;
-    // Table files open now.
-    uint64_t open_table_files;
-    // Table files opened because the table cache did not hold them.
-    uint64_t table_opens;
-    // Bytes held by the block cache.
-    uint64_t block_cache_usage;
-    // The block cache's capacity.
-    uint64_t block_cache_capacity;
-    // Data block lookups served from the cache.
-    uint64_t data_block_hits;
-    // Data block lookups read from a table file.
-    uint64_t data_block_misses;
-    // Index block lookups served from the cache.
-    uint64_t index_block_hits;
-    // Index block lookups read from a table file.
-    uint64_t index_block_misses;
-    // Bloom filter lookups served from the cache.
-    uint64_t filter_block_hits;
-    // Bloom filter lookups read from a table file.
-    uint64_t filter_block_misses;
-    // Write groups slowed down by back-pressure.
-    uint64_t write_slowdowns;
-    // Total microseconds of those slowdowns.
-    uint64_t write_slowdown_micros;
-    // Times writes stopped until background work caught up.
-    uint64_t write_stops;
-    // Total microseconds writes were stopped.
-    uint64_t write_stop_micros;
-    // The longest single slowdown or stop, in microseconds.
-    uint64_t longest_write_wait_micros;
-    // Live snapshots.
-    uint64_t live_snapshots;
-    // Row-lock requests granted.
-    uint64_t lock_granted;
-    // Row-lock requests that had to wait.
-    uint64_t lock_waits;
-    // Total microseconds spent waiting for row locks.
-    uint64_t lock_wait_micros;
-    // Row-lock requests that failed with `RIPTIDE_TIMED_OUT`.
-    uint64_t lock_timeouts;
-    // Row-lock requests that failed with `RIPTIDE_DEADLOCK`.
-    uint64_t lock_deadlocks;
-    // Keys currently locked by at least one transaction.
-    uint64_t locked_keys;
-    // Gap locks currently held (or reserved by open locking scans).
-    uint64_t gap_locks;
-    // Inserts that waited for another transaction's gap lock (also counted in
-    // `lock_waits`).
-    uint64_t insert_waits;
-    // Bytes written to disk (WAL and tables) per byte of user data; 0 before any write.
-    double write_amplification;
-    // Total table bytes per byte in the last level; 0 with no tables.
-    double space_amplification;
-    // Blocks read from table files per point read.
-    double block_reads_per_get;
-    // Fraction of block lookups served from the cache; 0 before any lookup.
-    double block_cache_hit_rate;
-    // Table files moved down a level unchanged (trivial moves).
-    uint64_t compaction_files_moved;
-} riptide_stats_t;
+// One entry of an option table (`riptide_option_at`, `riptide_server_option_at`). Owned by
+// the library, valid and unchanged for the life of the process. Fields are only ever added
+// at the end.
+typedef struct riptide_option_t {
+    // The name, NUL-terminated (a server shows `riptide_<name>`).
+    const char *name;
+    // One line saying what the option does, its unit, and the nearest RocksDB option.
+    const char *doc;
+    // One of the `RIPTIDE_OPTION_BOOL` .. `RIPTIDE_OPTION_TEXT` constants.
+    int32_t value_type;
+    // `RIPTIDE_OPTION_SESSION`, `RIPTIDE_OPTION_DYNAMIC`, `RIPTIDE_OPTION_ENGINE`, or'ed.
+    uint32_t flags;
+    // Smallest value of a bool, unsigned or enum option (0 for bool and enum).
+    uint64_t min;
+    // Largest value of a bool, unsigned or enum option (1 for bool, the last index for enum).
+    uint64_t max;
+    // Default of a bool (0 or 1), unsigned or enum (index) option.
+    uint64_t default_value;
+    // Smallest value of a `RIPTIDE_OPTION_INT64` option.
+    int64_t min_int;
+    // Largest value of a `RIPTIDE_OPTION_INT64` option.
+    int64_t max_int;
+    // Default of a `RIPTIDE_OPTION_INT64` option.
+    int64_t default_int;
+    // Smallest value of a `RIPTIDE_OPTION_DOUBLE` option.
+    double min_double;
+    // Largest value of a `RIPTIDE_OPTION_DOUBLE` option.
+    double max_double;
+    // Default of a `RIPTIDE_OPTION_DOUBLE` option.
+    double default_double;
+    // The default as `riptide_options_set_by_name` reads it (`ON`, `67108864`, `interval`),
+    // for every type; NULL for a text option without a default.
+    const char *default_text;
+    // The value names of a `RIPTIDE_OPTION_ENUM` option in index order, followed by a NULL;
+    // NULL for other types.
+    const char *const *enum_names;
+    // How many names `enum_names` holds (0 for other types).
+    size_t enum_count;
+} riptide_option_t;
+
+// One statistic of the table (`riptide_stat_at`). Owned by the library, valid and unchanged
+// for the life of the process. Fields are only ever added at the end.
+typedef struct riptide_stat_t {
+    // The name, NUL-terminated (`keys_written`; MariaDB shows `Riptide_<name>`).
+    const char *name;
+    // What it measures, in one line.
+    const char *doc;
+    // `RIPTIDE_STAT_COUNTER`, `RIPTIDE_STAT_GAUGE` or `RIPTIDE_STAT_RATIO`.
+    int32_t kind;
+} riptide_stat_t;
+
+// The value of one statistic, as `riptide_stats_fill` stores it: `integer` for a counter
+// or gauge, `ratio` for a ratio.
+typedef union riptide_stat_value_t {
+    // The value of a `RIPTIDE_STAT_COUNTER` or `RIPTIDE_STAT_GAUGE`.
+    uint64_t integer;
+    // The value of a `RIPTIDE_STAT_RATIO`.
+    double ratio;
+} riptide_stat_value_t;
 
 // A two-phase-commit transaction id as X/Open XA (and MariaDB's `XID`) define it. Only the
 // first `gtrid_len` bytes of `gtrid` and `bqual_len` bytes of `bqual` are meaningful; the
@@ -1718,329 +1694,41 @@ struct riptide_options_t *riptide_options_create(void);
 // `options` is NULL or a live handle from `riptide_options_create`, not used afterwards.
 void riptide_options_destroy(struct riptide_options_t *options);
 
-// Create the database if the directory holds none. Default true (RocksDB
-// `create_if_missing`, default false there).
+// Sets the option called `name` (one of `riptide_option_at`'s, e.g. `"block_cache_size"`)
+// to the value `value` reads as: for `RIPTIDE_OPTION_BOOL` `ON`/`OFF` (also `TRUE`/`FALSE`,
+// `YES`/`NO`, `1`/`0`); for the integer types a decimal number (unsigned ones may end in
+// `K`, `M`, `G` or `T`: binary multiples); for `RIPTIDE_OPTION_DOUBLE` a number; for
+// `RIPTIDE_OPTION_ENUM` one of the option's `enum_names` (any case). An unknown name, a
+// value that does not read as the option's type or lies outside its bounds is
+// `RIPTIDE_INVALID_ARGUMENT` with a message naming the option; the options are then left as
+// they were.
 //
 // # Safety
 //
-// `options` is NULL or a live options handle; `errmsg` is NULL or writable. The same holds
-// for every `riptide_options_set_*` function.
-enum riptide_status_t riptide_options_set_create_if_missing(struct riptide_options_t *options,
-                                                            bool value,
-                                                            char **errmsg);
+// `options` is NULL or a live options handle; `name` and `value` are NULL or NUL-terminated
+// strings; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_options_set_by_name(struct riptide_options_t *options,
+                                                  const char *name,
+                                                  const char *value,
+                                                  char **errmsg);
 
-// Fail to open if a database already exists. Default false (RocksDB `error_if_exists`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_error_if_exists(struct riptide_options_t *options,
-                                                          bool value,
-                                                          char **errmsg);
+// How many engine options there are (`riptide_option_at`).
+size_t riptide_option_count(void);
 
-// Memtable size at which it is frozen and queued for flush. Default 64 MiB (RocksDB
-// `write_buffer_size`). Minimum 4 KiB.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_write_buffer_size(struct riptide_options_t *options,
-                                                            size_t bytes,
-                                                            char **errmsg);
+// The engine option number `index` (0 .. `riptide_option_count()` - 1), NULL past the
+// end: every option `riptide_options_set_by_name` accepts, with the engine's defaults.
+const struct riptide_option_t *riptide_option_at(size_t index);
 
-// Frozen memtables per column family that may wait for flush before writers stop. Default 2
-// (RocksDB `max_write_buffer_number` - 1). Minimum 1.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_immutable_memtables(struct riptide_options_t *options,
-                                                                  size_t count,
-                                                                  char **errmsg);
+// How many options a MariaDB server exposes (`riptide_server_option_at`).
+size_t riptide_server_option_count(void);
 
-// When the WAL is fsynced: `RIPTIDE_SYNC_NONE`, `RIPTIDE_SYNC_FULL` (the default; RocksDB
-// `WriteOptions::sync = true`) or `RIPTIDE_SYNC_INTERVAL` every `interval_ms` milliseconds
-// (at least 1). `interval_ms` is ignored by the other modes. An unknown mode is
-// `RIPTIDE_INVALID_ARGUMENT`.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_sync_mode(struct riptide_options_t *options,
-                                                    int32_t mode,
-                                                    uint64_t interval_ms,
-                                                    char **errmsg);
-
-// What WAL damage is tolerated at open: one of the `RIPTIDE_RECOVERY_*` constants. Default
-// `RIPTIDE_RECOVERY_TOLERATE_CORRUPTED_TAIL` (RocksDB `wal_recovery_mode`). An unknown mode
-// is `RIPTIDE_INVALID_ARGUMENT`.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_recovery_mode(struct riptide_options_t *options,
-                                                        int32_t mode,
-                                                        char **errmsg);
-
-// Capacity of the shared block cache in bytes. Default 64 MiB (RocksDB `block_cache`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_block_cache_size(struct riptide_options_t *options,
-                                                           uint64_t bytes,
-                                                           char **errmsg);
-
-// Target uncompressed size of a data block. Default 4096 (RocksDB `block_size`).
-// Minimum 256.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_block_size(struct riptide_options_t *options,
-                                                     size_t bytes,
-                                                     char **errmsg);
-
-// Keys between restart points in a block. Default 16 (RocksDB `block_restart_interval`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_restart_interval(struct riptide_options_t *options,
-                                                           size_t count,
-                                                           char **errmsg);
-
-// Compression of table blocks: `RIPTIDE_COMPRESSION_NONE` (the default; `level` ignored) or
-// `RIPTIDE_COMPRESSION_ZSTD` at `level` (zstd's range, negative levels are its fast modes)
-// (RocksDB `compression`). An unknown type or an out-of-range level is
-// `RIPTIDE_INVALID_ARGUMENT`.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_compression(struct riptide_options_t *options,
-                                                      int32_t compression,
-                                                      int32_t level,
-                                                      char **errmsg);
-
-// Bloom filter bits per key, 0 to disable filters, at most 64. Default 10, about 1% false
-// positives (RocksDB `NewBloomFilterPolicy(10)`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_bloom_bits_per_key(struct riptide_options_t *options,
-                                                             uint32_t bits,
-                                                             char **errmsg);
-
-// Number of L0 tables that triggers a merge into L1. Default 4 (RocksDB
-// `level0_file_num_compaction_trigger`). Minimum 2.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_l0_compaction_trigger(struct riptide_options_t *options,
-                                                                size_t count,
-                                                                char **errmsg);
-
-// Bound space amplification while a column family is small next to its write buffer
-// (smaller flushes and earlier L0 merges until it holds about 1 GiB of tables with the
-// defaults; see `Options::young_space_bound`). Default true.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_young_space_bound(struct riptide_options_t *options,
-                                                            bool value,
-                                                            char **errmsg);
-
-// Target size of tables written by compaction. Default 64 MiB (RocksDB
-// `target_file_size_base`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_target_file_size(struct riptide_options_t *options,
-                                                           uint64_t bytes,
-                                                           char **errmsg);
-
-// Bound on the WAL kept for unflushed data: a column family whose active memtable holds
-// back more WAL bytes than this is flushed, so a rarely written one cannot keep every
-// segment alive. 0 (the default) means 4x the `db_write_buffer_size` (RocksDB
-// `max_total_wal_size`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_total_wal_size(struct riptide_options_t *options,
-                                                             uint64_t bytes,
-                                                             char **errmsg);
-
-// L0 table count at which writes start slowing down. Default 20 (RocksDB
-// `level0_slowdown_writes_trigger`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_l0_slowdown_trigger(struct riptide_options_t *options,
-                                                              size_t count,
-                                                              char **errmsg);
-
-// L0 table count at which writes stop until compaction catches up. Default 36 (RocksDB
-// `level0_stop_writes_trigger`). Kept above the slowdown trigger.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_l0_stop_trigger(struct riptide_options_t *options,
-                                                          size_t count,
-                                                          char **errmsg);
-
-// Bytes waiting for compaction at which writes start slowing down. Default 64 GiB (RocksDB
-// `soft_pending_compaction_bytes_limit`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_soft_pending_compaction_bytes(struct riptide_options_t *options,
-                                                                        uint64_t bytes,
-                                                                        char **errmsg);
-
-// Bytes waiting for compaction at which writes stop. Default 256 GiB (RocksDB
-// `hard_pending_compaction_bytes_limit`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_hard_pending_compaction_bytes(struct riptide_options_t *options,
-                                                                        uint64_t bytes,
-                                                                        char **errmsg);
-
-// Write rate (bytes per second) at the first sign of back-pressure. Default 16 MiB/s
-// (RocksDB `delayed_write_rate`). Minimum 1024.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_delayed_write_rate(struct riptide_options_t *options,
-                                                             uint64_t bytes_per_sec,
-                                                             char **errmsg);
-
-// Memory budget for all memtables of all column families together. Default 256 MiB
-// (RocksDB `db_write_buffer_size`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_db_write_buffer_size(struct riptide_options_t *options,
-                                                               size_t bytes,
-                                                               char **errmsg);
-
-// Threads flushing frozen memtables: column families flush in parallel, each one by one
-// thread at a time. Default 1, minimum 1, at most 64 (RocksDB `max_background_flushes`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_background_flushes(struct riptide_options_t *options,
-                                                                 size_t count,
-                                                                 char **errmsg);
-
-// Threads running compactions in parallel. Default 2 (RocksDB
-// `max_background_compactions`). Minimum 1.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_background_compactions(struct riptide_options_t *options,
-                                                                     size_t count,
-                                                                     char **errmsg);
-
-// Threads one big compaction may be split into. Default 1 (RocksDB `max_subcompactions`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_subcompactions(struct riptide_options_t *options,
-                                                             size_t count,
-                                                             char **errmsg);
-
-// Number of levels, L0 included, clamped to 2..=64. Default 7 (RocksDB `num_levels`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_num_levels(struct riptide_options_t *options,
-                                                     size_t count,
-                                                     char **errmsg);
-
-// Target size of the base level. Default 256 MiB (RocksDB `max_bytes_for_level_base`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_bytes_for_level_base(struct riptide_options_t *options,
-                                                                   uint64_t bytes,
-                                                                   char **errmsg);
-
-// Size ratio between adjacent levels, at least 2. Default 10 (RocksDB
-// `max_bytes_for_level_multiplier`). NaN or infinity is `RIPTIDE_INVALID_ARGUMENT`.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_level_size_ratio(struct riptide_options_t *options,
-                                                           double ratio,
-                                                           char **errmsg);
-
-// Size levels from the last level up. Default true (RocksDB
-// `level_compaction_dynamic_level_bytes`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_dynamic_level_bytes(struct riptide_options_t *options,
-                                                              bool value,
-                                                              char **errmsg);
-
-// Fraction of tombstones (0 to 1) that makes a table due for compaction; 0 disables.
-// Default 0.5 (RocksDB `CompactOnDeletionCollector`). NaN or infinity is
-// `RIPTIDE_INVALID_ARGUMENT`.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_tombstone_ratio_trigger(struct riptide_options_t *options,
-                                                                  double ratio,
-                                                                  char **errmsg);
-
-// Minimum entries of a table for the tombstone-density trigger. Default 10,000.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_tombstone_min_entries(struct riptide_options_t *options,
-                                                                uint64_t count,
-                                                                char **errmsg);
-
-// Upper bound on the input bytes of one compaction. Default 25 x target file size (RocksDB
-// `max_compaction_bytes`).
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_compaction_bytes(struct riptide_options_t *options,
-                                                               uint64_t bytes,
-                                                               char **errmsg);
-
-// Most table files kept open at once. Default 512 (RocksDB `max_open_files`). Minimum 2.
-//
-// # Safety
-//
-// As `riptide_options_set_create_if_missing`.
-enum riptide_status_t riptide_options_set_max_open_files(struct riptide_options_t *options,
-                                                         size_t count,
-                                                         char **errmsg);
+// The server option number `index` (0 .. `riptide_server_option_count()` - 1), NULL past
+// the end: what the MariaDB plugin declares as its system variable `riptide_<name>`, with
+// the server's defaults. Those flagged `RIPTIDE_OPTION_ENGINE` are applied with
+// `riptide_options_set_by_name`; `lock_wait_timeout` (`RIPTIDE_OPTION_SESSION`, seconds) is
+// the row lock wait limit of a session (`riptide_hsession_set_lock_timeout`); `data_dir` is
+// the directory the server opens (its own default when empty).
+const struct riptide_option_t *riptide_server_option_at(size_t index);
 
 // Takes a snapshot of the database's current state and stores it in `*snapshot`.
 //
@@ -2067,18 +1755,24 @@ void riptide_snapshot_release(struct riptide_snapshot_t *snapshot);
 // `snapshot` is NULL or a live snapshot handle.
 uint64_t riptide_snapshot_seqno(const struct riptide_snapshot_t *snapshot);
 
-// Fills `*stats` with the engine's statistics. Pass `stats_size = sizeof(riptide_stats_t)`:
-// at most that many bytes are written (a larger size than this library knows gets zeros
-// after the known fields), so callers and libraries of different versions agree.
+// How many statistics there are (`riptide_stat_at`, `riptide_stats_fill`).
+size_t riptide_stat_count(void);
+
+// The statistic number `index` (0 .. `riptide_stat_count()` - 1), NULL past the end.
+const struct riptide_stat_t *riptide_stat_at(size_t index);
+
+// Fills `values[i]` with the value of statistic `i` (`riptide_stat_at(i)`), for `i` below
+// `count`, all from one snapshot of the engine. Pass `count = riptide_stat_count()`; a
+// smaller count gets the first statistics only, entries past the table get 0.
 //
 // # Safety
 //
-// `db` is NULL or a live database handle; `stats` is NULL or `stats_size` writable bytes;
-// `errmsg` is NULL or writable.
-enum riptide_status_t riptide_stats(struct riptide_db_t *db,
-                                    struct riptide_stats_t *stats,
-                                    size_t stats_size,
-                                    char **errmsg);
+// `db` is NULL or a live database handle; `values` is NULL or points to `count` writable
+// values; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_stats_fill(struct riptide_db_t *db,
+                                         union riptide_stat_value_t *values,
+                                         size_t count,
+                                         char **errmsg);
 
 // Stores in `*report` a multi-line, human-readable statistics report (counters, per-level
 // files and bytes, row locks), NUL-terminated, to free with `riptide_free`. This is what

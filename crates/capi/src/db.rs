@@ -257,7 +257,7 @@ pub unsafe extern "C" fn riptide_latest_seqno(
 
 /// Version of the C ABI described by this header: bumped on any incompatible change.
 /// Compare with `riptide_abi_version()` at run time.
-pub const RIPTIDE_ABI_VERSION: u32 = 1;
+pub const RIPTIDE_ABI_VERSION: u32 = 2;
 
 /// The library's version (`"0.1.0"`...), a static NUL-terminated string: never free it.
 #[unsafe(no_mangle)]

@@ -107,6 +107,7 @@ fn c_smoke_program_passes() {
         run.status
     );
     for line in [
+        "option tables: ok",
         "put/get/delete: ok",
         "forward: key1 key2 key3 key4",
         "backward: key4 key3 key2 key1",
@@ -129,7 +130,11 @@ fn c_smoke_program_passes() {
         );
     }
     assert!(
-        stdout.starts_with(&format!("riptide {}, ABI 1\n", env!("CARGO_PKG_VERSION"))),
+        stdout.starts_with(&format!(
+            "riptide {}, ABI {}\n",
+            env!("CARGO_PKG_VERSION"),
+            riptide_capi::RIPTIDE_ABI_VERSION
+        )),
         "{stdout}"
     );
 }

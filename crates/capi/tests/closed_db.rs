@@ -61,9 +61,8 @@ fn calls_on_a_closed_database_fail_with_closed() {
         assert!(other.is_null());
         let st = riptide_snapshot_create(t.db, &mut other.cast(), &mut err);
         expect(st, err, CLOSED, "closed");
-        let mut stats = riptide_stats_t::default();
-        let size = std::mem::size_of::<riptide_stats_t>();
-        let st = riptide_stats(t.db, &mut stats, size, &mut err);
+        let mut values = [riptide_stat_value_t { integer: 0 }; 1];
+        let st = riptide_stats_fill(t.db, values.as_mut_ptr(), 1, &mut err);
         expect(st, err, CLOSED, "closed");
 
         // The transaction made before the close can no longer commit writes.

@@ -53,8 +53,8 @@ fn null_handles_are_named_in_the_message() {
         expect(st, err, INVALID, "`batch`");
         let st = riptide_txn_options_set_isolation(null_mut(), 0, &mut err);
         expect(st, err, INVALID, "`options`");
-        let st = riptide_stats(null_mut(), null_mut(), 0, &mut err);
-        expect(st, err, INVALID, "`stats`");
+        let st = riptide_stats_fill(null_mut(), null_mut(), 0, &mut err);
+        expect(st, err, INVALID, "`values`");
         let st = riptide_prepared_list(null_mut(), null_mut(), null_mut(), &mut err);
         expect(st, err, INVALID, "`xids`");
     }

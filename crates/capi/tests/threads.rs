@@ -31,21 +31,9 @@ struct Ptr<T>(*mut T);
 // points to a `Send + Sync` handle (the interrupter), and outlives the scoped threads.
 unsafe impl<T> Send for Ptr<T> {}
 
-/// `riptide_stats().lock_waits` of `db`.
+/// The `lock_waits` statistic of `db`.
 fn lock_waits(db: *mut riptide_db_t) -> u64 {
-    let mut stats = riptide_stats_t::default();
-    let mut err = null_mut();
-    // SAFETY: `db` is live; `stats` is a local of the size passed.
-    let st = unsafe {
-        riptide_stats(
-            db,
-            &mut stats,
-            std::mem::size_of::<riptide_stats_t>(),
-            &mut err,
-        )
-    };
-    common::check(st, err);
-    stats.lock_waits
+    common::stat(db, "lock_waits")
 }
 
 #[test]
@@ -153,17 +141,5 @@ fn threads_write_and_read_through_one_handle() {
             assert_eq!(t.get(key.as_bytes()).unwrap(), Some(key.into_bytes()));
         }
     }
-    let mut stats = riptide_stats_t::default();
-    let mut err = std::ptr::null_mut();
-    // SAFETY: `t.db` is live; `stats` is a local of the size passed.
-    let st = unsafe {
-        riptide_stats(
-            t.db,
-            &mut stats,
-            std::mem::size_of::<riptide_stats_t>(),
-            &mut err,
-        )
-    };
-    common::check(st, err);
-    assert_eq!(stats.keys_written, 800);
+    assert_eq!(common::stat(t.db, "keys_written"), 800);
 }

@@ -1155,6 +1155,7 @@ impl DbInner {
             flush_idle_wakeups: get(&c.flush_idle_wakeups),
             live_snapshots: self.snapshots.count() as u64,
             levels,
+            locks: self.locks.stats(),
         }
     }
 }

@@ -44,6 +44,7 @@ mod cf;
 mod db;
 mod iterator;
 mod lock;
+mod option_table;
 mod options;
 mod recovery;
 mod snapshot;
@@ -55,6 +56,7 @@ pub use batch::WriteBatch;
 pub use cf::{ColumnFamily, KeyVersion};
 pub use db::{DEFAULT_CF_NAME, Db, MAX_KEY_VALUE_LEN};
 pub use iterator::DbIterator;
+pub use option_table::{OptionSpec, OptionType, OptionValue};
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// The file-system seam ([`Options::file_system`]): the traits a file system implements and
 /// the real one.
@@ -68,7 +70,7 @@ pub use snapshot::Snapshot;
 pub fn kill_points() -> &'static [&'static str] {
     riptide_common::kill_point::POINTS
 }
-pub use stats::{LevelStats, Statistics};
+pub use stats::{LevelStats, StatKind, StatSpec, StatValue, Statistics};
 pub use transaction::{
     Concurrency, InterruptHandle, IsolationLevel, LockedRead, Transaction, TransactionOptions,
     TxnIterator,

@@ -3,6 +3,8 @@
 pub use riptide_sstable::Compression;
 pub use riptide_wal::{RecoveryMode, SyncMode};
 
+use std::time::Duration;
+
 use riptide_common::fs::FsRef;
 use riptide_common::{Error, Result};
 
@@ -10,7 +12,9 @@ use crate::snapshot::Snapshot;
 
 /// How a database is opened and tuned. Build with [`Options::default`] and the setters.
 ///
-/// Every setter's doc states the default and the nearest RocksDB option.
+/// Every setter's doc states the default and the nearest RocksDB option. Every option can
+/// also be set by name from text ([`Options::set_by_name`]); [`Options::TABLE`] lists them
+/// with their types, bounds and defaults.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub(crate) create_if_missing: bool,
@@ -18,11 +22,17 @@ pub struct Options {
     pub(crate) write_buffer_size: usize,
     pub(crate) max_immutable_memtables: usize,
     pub(crate) sync_mode: SyncMode,
+    /// The interval of [`SyncMode::Interval`], kept while another mode is chosen so the
+    /// `sync_mode` and `sync_interval_ms` options can be set by name in either order.
+    pub(crate) sync_interval: Duration,
     pub(crate) recovery_mode: RecoveryMode,
     pub(crate) block_cache_size: u64,
     pub(crate) block_size: usize,
     pub(crate) restart_interval: usize,
     pub(crate) compression: Compression,
+    /// The zstd level of [`Compression::Zstd`], kept while compression is off so the
+    /// `compression` and `compression_level` options can be set by name in either order.
+    pub(crate) zstd_level: i32,
     pub(crate) bloom_bits_per_key: u32,
     pub(crate) l0_compaction_trigger: usize,
     pub(crate) young_space_bound: bool,
@@ -62,11 +72,13 @@ impl Default for Options {
             write_buffer_size: 64 << 20,
             max_immutable_memtables: 2,
             sync_mode: SyncMode::Full,
+            sync_interval: Duration::from_secs(1),
             recovery_mode: RecoveryMode::TolerateCorruptedTail,
             block_cache_size: 64 << 20,
             block_size: 4096,
             restart_interval: 16,
             compression: Compression::None,
+            zstd_level: 1,
             bloom_bits_per_key: 10,
             l0_compaction_trigger: 4,
             young_space_bound: true,
@@ -128,6 +140,9 @@ impl Options {
     /// disk (RocksDB `WriteOptions::sync = true`). [`SyncMode::None`] survives a process crash
     /// but not a power loss; [`SyncMode::Interval`] bounds the loss window.
     pub fn sync_mode(mut self, mode: SyncMode) -> Self {
+        if let SyncMode::Interval(interval) = mode {
+            self.sync_interval = interval;
+        }
         self.sync_mode = mode;
         self
     }
@@ -160,6 +175,9 @@ impl Options {
 
     /// Compression of table blocks. Default none (RocksDB `compression`).
     pub fn compression(mut self, c: Compression) -> Self {
+        if let Compression::Zstd { level } = c {
+            self.zstd_level = level;
+        }
         self.compression = c;
         self
     }

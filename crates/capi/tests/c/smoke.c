@@ -107,15 +107,43 @@ static void scan(riptide_iter_t *it, bool forward, char *out, size_t cap) {
     }
 }
 
+/* The option tables: every name has a type and a default that reads back by name. */
+static void option_tables(void) {
+    size_t n = riptide_option_count();
+    CHECK(n > 0 && riptide_option_at(n) == NULL);
+    riptide_options_t *opts = riptide_options_create();
+    const riptide_option_t *cache = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const riptide_option_t *o = riptide_option_at(i);
+        CHECK(o != NULL && o->name != NULL && o->doc != NULL && o->default_text != NULL);
+        CHECK(o->flags == RIPTIDE_OPTION_ENGINE);
+        OK(riptide_options_set_by_name(opts, o->name, o->default_text, &err));
+        if (strcmp(o->name, "block_cache_size") == 0) cache = o;
+    }
+    riptide_options_destroy(opts);
+    CHECK(cache != NULL && cache->value_type == RIPTIDE_OPTION_UINT64);
+    CHECK(cache->min == 1 << 20 && cache->default_value == 64 << 20);
+    size_t server = riptide_server_option_count();
+    const riptide_option_t *sync = NULL;
+    for (size_t i = 0; i < server; i++)
+        if (strcmp(riptide_server_option_at(i)->name, "sync_mode") == 0)
+            sync = riptide_server_option_at(i);
+    CHECK(sync != NULL && sync->value_type == RIPTIDE_OPTION_ENUM && sync->enum_count == 3);
+    CHECK(strcmp(sync->enum_names[sync->default_value], "interval") == 0);
+    CHECK(sync->enum_names[sync->enum_count] == NULL);
+    printf("option tables: ok (%zu engine options, %zu server options)\n", n, server);
+}
+
 static riptide_db_t *open_db(const char *path) {
     riptide_options_t *opts = riptide_options_create();
     CHECK(opts != NULL);
-    OK(riptide_options_set_create_if_missing(opts, true, &err));
-    OK(riptide_options_set_sync_mode(opts, RIPTIDE_SYNC_NONE, 0, &err));
-    OK(riptide_options_set_write_buffer_size(opts, 64 * 1024, &err));
-    OK(riptide_options_set_compression(opts, RIPTIDE_COMPRESSION_ZSTD, 3, &err));
-    OK(riptide_options_set_bloom_bits_per_key(opts, 10, &err));
-    OK(riptide_options_set_max_open_files(opts, 64, &err));
+    OK(riptide_options_set_by_name(opts, "create_if_missing", "ON", &err));
+    OK(riptide_options_set_by_name(opts, "sync_mode", "none", &err));
+    OK(riptide_options_set_by_name(opts, "write_buffer_size", "64K", &err));
+    OK(riptide_options_set_by_name(opts, "compression", "zstd", &err));
+    OK(riptide_options_set_by_name(opts, "compression_level", "3", &err));
+    OK(riptide_options_set_by_name(opts, "bloom_bits_per_key", "10", &err));
+    OK(riptide_options_set_by_name(opts, "max_open_files", "64", &err));
     riptide_db_t *db = NULL;
     OK(riptide_db_open(path, opts, &db, &err));
     CHECK(db != NULL);
@@ -379,12 +407,29 @@ static void maintenance_and_stats(riptide_db_t *db) {
     OK(riptide_latest_seqno(db, &seqno, &err));
     CHECK(seqno > 0);
 
-    riptide_stats_t stats;
-    OK(riptide_stats(db, &stats, sizeof stats, &err));
-    CHECK(stats.keys_written > 0 && stats.gets > 0 && stats.flushes > 0);
-    printf("stats: %llu keys written, %llu gets, %llu flushes\n",
-           (unsigned long long)stats.keys_written, (unsigned long long)stats.gets,
-           (unsigned long long)stats.flushes);
+    size_t n = riptide_stat_count();
+    CHECK(n > 0 && riptide_stat_at(n) == NULL);
+    riptide_stat_value_t *values = malloc(n * sizeof *values);
+    CHECK(values != NULL);
+    OK(riptide_stats_fill(db, values, n, &err));
+    uint64_t keys_written = 0, gets = 0, flushes = 0;
+    double write_amplification = -1;
+    for (size_t i = 0; i < n; i++) {
+        const riptide_stat_t *s = riptide_stat_at(i);
+        CHECK(s != NULL && s->name != NULL && s->doc != NULL);
+        if (strcmp(s->name, "keys_written") == 0) keys_written = values[i].integer;
+        if (strcmp(s->name, "gets") == 0) gets = values[i].integer;
+        if (strcmp(s->name, "flushes") == 0) flushes = values[i].integer;
+        if (strcmp(s->name, "write_amplification") == 0) {
+            CHECK(s->kind == RIPTIDE_STAT_RATIO);
+            write_amplification = values[i].ratio;
+        }
+    }
+    free(values);
+    CHECK(keys_written > 0 && gets > 0 && flushes > 0 && write_amplification > 0);
+    printf("stats: %llu keys written, %llu gets, %llu flushes, write amplification %.2f\n",
+           (unsigned long long)keys_written, (unsigned long long)gets,
+           (unsigned long long)flushes, write_amplification);
     char *report = NULL;
     OK(riptide_stats_report(db, &report, &err));
     CHECK(report != NULL && strstr(report, "writes:") != NULL);
@@ -404,7 +449,13 @@ static void error_paths(riptide_db_t *db) {
     CHECK(none == NULL);
     FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_txn_commit(NULL, &err));
     FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_iter_next(NULL, &err));
-    FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_options_set_sync_mode(NULL, 0, 0, &err));
+    FAILS_WITH(RIPTIDE_INVALID_ARGUMENT,
+               riptide_options_set_by_name(NULL, "sync_mode", "none", &err));
+    riptide_options_t *bad = riptide_options_create();
+    FAILS_WITH(RIPTIDE_INVALID_ARGUMENT,
+               riptide_options_set_by_name(bad, "block_cache_size", "1", &err));
+    FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_options_set_by_name(bad, "no_such", "1", &err));
+    riptide_options_destroy(bad);
     riptide_txn_options_t *topts = riptide_txn_options_create();
     FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_txn_options_set_isolation(topts, 99, &err));
     riptide_txn_options_destroy(topts);
@@ -446,6 +497,7 @@ int main(int argc, char **argv) {
 
     printf("riptide %s, ABI %u\n", riptide_version(), riptide_abi_version());
     CHECK(riptide_abi_version() == RIPTIDE_ABI_VERSION);
+    option_tables();
 
     riptide_db_t *db = open_db(path);
     /* The directory is locked while open. */

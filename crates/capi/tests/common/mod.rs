@@ -22,7 +22,12 @@ impl TestDb {
         let mut err = std::ptr::null_mut();
         // SAFETY: `opts` is a live handle; `path` is NUL-terminated; out-params are locals.
         let st = unsafe {
-            riptide_options_set_sync_mode(opts, RIPTIDE_SYNC_NONE, 0, std::ptr::null_mut());
+            riptide_options_set_by_name(
+                opts,
+                c"sync_mode".as_ptr(),
+                c"none".as_ptr(),
+                std::ptr::null_mut(),
+            );
             let st = riptide_db_open(path.as_ptr(), opts, &mut db, &mut err);
             riptide_options_destroy(opts);
             st
@@ -280,4 +285,26 @@ impl Drop for TestHandler {
             riptide_handler_destroy(self.h);
         }
     }
+}
+
+/// The value of the counter or gauge called `name` of `db` (see `riptide_stat_at`).
+pub fn stat(db: *mut riptide_db_t, name: &str) -> u64 {
+    let n = riptide_stat_count();
+    let index = (0..n)
+        .find(|&i| {
+            // SAFETY: entries below the count are live for the process's life, their names
+            // NUL-terminated.
+            unsafe { CStr::from_ptr((*riptide_stat_at(i)).name) }.to_bytes() == name.as_bytes()
+        })
+        .unwrap_or_else(|| panic!("no statistic {name}"));
+    let mut values = vec![riptide_stat_value_t { integer: 0 }; n];
+    let mut err = std::ptr::null_mut();
+    // SAFETY: `db` is live; `values` holds `n` values; `err` is a local.
+    let st = unsafe { riptide_stats_fill(db, values.as_mut_ptr(), n, &mut err) };
+    check(st, err);
+    let value = values
+        .get(index)
+        .unwrap_or_else(|| panic!("no value for {name}"));
+    // SAFETY: statistic `index` is a counter or gauge, stored as `integer`.
+    unsafe { value.integer }
 }
