@@ -211,18 +211,22 @@ typedef struct riptide_cf_t riptide_cf_t;
 typedef struct riptide_db_t riptide_db_t;
 
 // The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
-// `riptide_handler_destroy`. Thread-safe.
+// `riptide_handler_destroy`. Thread-safe: any number of threads may call on one handler at
+// once.
 typedef struct riptide_handler_t riptide_handler_t;
 
 // A cursor over one index of a table (opaque): made by `riptide_hcursor_create`, freed by
 // `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 // outlives transactions (the session drops its iterator when the transaction ends, and
 // the next step goes on after the entry read last). One thread at a time, with sessions
-// of that thread.
+// of that thread: a call that takes a cursor needs it used by the calling thread alone
+// (most calls change it); it may move to another thread between calls. (The Rust type is
+// `Send` and `Sync`, but the ABI passes a cursor as an exclusive handle.)
 typedef struct riptide_hcursor_t riptide_hcursor_t;
 
 // An interrupter of one session's lock waits (opaque): made by
-// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe (`Send`
+// and `Sync`):
 // `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
 // any call (a lock wait included), and after the session was destroyed (then it does
 // nothing useful, harmlessly). It holds neither the session nor the database open.
@@ -230,11 +234,15 @@ typedef struct riptide_hinterrupt_t riptide_hinterrupt_t;
 
 // A session (opaque): one transaction with statement savepoints. Made by
 // `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
-// One thread at a time; destroy its iterators first.
+// One thread at a time: a call that takes a session needs it used by the calling thread
+// alone (most calls change it); it may move to another thread between calls. (The Rust type
+// is `Send` and `Sync`, but the ABI passes a session as an exclusive handle.) Cursors that
+// read through it may be destroyed before or after it.
 typedef struct riptide_hsession_t riptide_hsession_t;
 
 // An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
-// `riptide_htable_release`. Thread-safe.
+// `riptide_htable_release`. Thread-safe: any number of threads (and sessions) may use one
+// table handle at once.
 typedef struct riptide_htable_t riptide_htable_t;
 
 // A database iterator (opaque). Made by `riptide_iter_create`, freed by

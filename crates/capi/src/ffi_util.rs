@@ -127,17 +127,24 @@ use crate::status::riptide_status_t;
 
 // Every handle may move between threads between calls (`Send`), and those the handle rule
 // lets several threads read at once are also `Sync`; the iterators are not (module docs).
+// Handler sessions and cursors are passed as exclusive handles only, so the contract needs
+// them `Send` alone (their types happen to be `Sync` as well).
 const _: fn() = || {
     fn moves<T: Send>() {}
     fn shared<T: Send + Sync>() {}
     moves::<crate::iter::riptide_iter_t>();
     moves::<crate::txn_iter::riptide_txn_iter_t>();
+    moves::<crate::handler_session::riptide_hsession_t>();
+    moves::<crate::handler_cursor::riptide_hcursor_t>();
     shared::<crate::db::riptide_db_t>();
     shared::<crate::cf::riptide_cf_t>();
     shared::<crate::snapshot::riptide_snapshot_t>();
     shared::<crate::batch::riptide_batch_t>();
     shared::<crate::txn::riptide_txn_t>();
     shared::<crate::txn_options::riptide_txn_options_t>();
+    shared::<crate::handler_engine::riptide_handler_t>();
+    shared::<crate::handler_table::riptide_htable_t>();
+    shared::<crate::handler_session::riptide_hinterrupt_t>();
 };
 
 /// What the body of an exported function returns.

@@ -59,7 +59,9 @@ pub const RIPTIDE_HSEEK_AT_OR_BEFORE: i32 = 3;
 /// `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 /// outlives transactions (the session drops its iterator when the transaction ends, and
 /// the next step goes on after the entry read last). One thread at a time, with sessions
-/// of that thread.
+/// of that thread: a call that takes a cursor needs it used by the calling thread alone
+/// (most calls change it); it may move to another thread between calls. (The Rust type is
+/// `Send` and `Sync`, but the ABI passes a cursor as an exclusive handle.)
 pub struct riptide_hcursor_t {
     pub(crate) cursor: Cursor,
 }

@@ -24,7 +24,8 @@ pub const RIPTIDE_INDEX_HIDDEN_PK: i32 = 2;
 pub const RIPTIDE_INDEX_SECONDARY: i32 = 3;
 
 /// The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
-/// `riptide_handler_destroy`. Thread-safe.
+/// `riptide_handler_destroy`. Thread-safe: any number of threads may call on one handler at
+/// once.
 pub struct riptide_handler_t {
     pub(crate) engine: HandlerEngine,
 }

@@ -54,13 +54,17 @@ pub const RIPTIDE_HISO_SERIALIZABLE: i32 = 3;
 
 /// A session (opaque): one transaction with statement savepoints. Made by
 /// `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
-/// One thread at a time; destroy its iterators first.
+/// One thread at a time: a call that takes a session needs it used by the calling thread
+/// alone (most calls change it); it may move to another thread between calls. (The Rust type
+/// is `Send` and `Sync`, but the ABI passes a session as an exclusive handle.) Cursors that
+/// read through it may be destroyed before or after it.
 pub struct riptide_hsession_t {
     pub(crate) session: Session,
 }
 
 /// An interrupter of one session's lock waits (opaque): made by
-/// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+/// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe (`Send`
+/// and `Sync`):
 /// `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
 /// any call (a lock wait included), and after the session was destroyed (then it does
 /// nothing useful, harmlessly). It holds neither the session nor the database open.

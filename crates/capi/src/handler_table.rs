@@ -11,7 +11,8 @@ use crate::handler_util::hguard;
 use crate::status::riptide_status_t;
 
 /// An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
-/// `riptide_htable_release`. Thread-safe.
+/// `riptide_htable_release`. Thread-safe: any number of threads (and sessions) may use one
+/// table handle at once.
 pub struct riptide_htable_t {
     pub(crate) table: Arc<Table>,
 }
