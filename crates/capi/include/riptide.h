@@ -230,18 +230,22 @@ typedef struct riptide_cf_t riptide_cf_t;
 typedef struct riptide_db_t riptide_db_t;
 
 // The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
-// `riptide_handler_destroy`. Thread-safe.
+// `riptide_handler_destroy`. Thread-safe: any number of threads may call on one handler at
+// once.
 typedef struct riptide_handler_t riptide_handler_t;
 
 // A cursor over one index of a table (opaque): made by `riptide_hcursor_create`, freed by
 // `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 // outlives transactions (the session drops its iterator when the transaction ends, and
 // the next step goes on after the entry read last). One thread at a time, with sessions
-// of that thread.
+// of that thread: a call that takes a cursor needs it used by the calling thread alone
+// (most calls change it); it may move to another thread between calls. (The Rust type is
+// `Send` and `Sync`, but the ABI passes a cursor as an exclusive handle.)
 typedef struct riptide_hcursor_t riptide_hcursor_t;
 
 // An interrupter of one session's lock waits (opaque): made by
-// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe (`Send`
+// and `Sync`):
 // `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
 // any call (a lock wait included), and after the session was destroyed (then it does
 // nothing useful, harmlessly). It holds neither the session nor the database open.
@@ -249,11 +253,15 @@ typedef struct riptide_hinterrupt_t riptide_hinterrupt_t;
 
 // A session (opaque): one transaction with statement savepoints. Made by
 // `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
-// One thread at a time; destroy its iterators first.
+// One thread at a time: a call that takes a session needs it used by the calling thread
+// alone (most calls change it); it may move to another thread between calls. (The Rust type
+// is `Send` and `Sync`, but the ABI passes a session as an exclusive handle.) Cursors that
+// read through it may be destroyed before or after it.
 typedef struct riptide_hsession_t riptide_hsession_t;
 
 // An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
-// `riptide_htable_release`. Thread-safe.
+// `riptide_htable_release`. Thread-safe: any number of threads (and sessions) may use one
+// table handle at once.
 typedef struct riptide_htable_t riptide_htable_t;
 
 // A database iterator (opaque). Made by `riptide_iter_create`, freed by
@@ -683,7 +691,7 @@ size_t riptide_max_key_value_len(void);
 //
 // # Safety
 //
-// `table` NULL or live; `cursor` and `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `cursor` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hcursor_create(const struct riptide_htable_t *table,
                                              size_t index,
                                              struct riptide_hcursor_t **cursor,
@@ -693,7 +701,7 @@ enum riptide_status_t riptide_hcursor_create(const struct riptide_htable_t *tabl
 //
 // # Safety
 //
-// `cursor` is NULL or a live cursor not used afterwards.
+// `cursor` is NULL or a live cursor handle not used afterwards.
 void riptide_hcursor_destroy(struct riptide_hcursor_t *cursor);
 
 // Sets how the following reads read (`RIPTIDE_HCURSOR_*`). A different mode drops the
@@ -701,7 +709,8 @@ void riptide_hcursor_destroy(struct riptide_hcursor_t *cursor);
 //
 // # Safety
 //
-// `cursor` NULL or live; `errmsg` NULL or writable.
+// `cursor` is NULL or a live cursor handle used by this thread alone; `errmsg` is NULL or
+// writable.
 enum riptide_status_t riptide_hcursor_set_mode(struct riptide_hcursor_t *cursor,
                                                int32_t mode,
                                                char **errmsg);
@@ -715,7 +724,8 @@ enum riptide_status_t riptide_hcursor_set_mode(struct riptide_hcursor_t *cursor,
 //
 // # Safety
 //
-// `session` and `cursor` NULL or live.
+// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+// alone.
 bool riptide_hcursor_set_keys_only(const struct riptide_hsession_t *session,
                                    struct riptide_hcursor_t *cursor,
                                    bool want);
@@ -728,7 +738,8 @@ bool riptide_hcursor_set_keys_only(const struct riptide_hsession_t *session,
 //
 // # Safety
 //
-// `cursor` NULL or live; `tuple` NULL (length 0) or readable; `errmsg` NULL or writable.
+// `cursor` is NULL or a live cursor handle used by this thread alone; `(tuple, tuple_len)`
+// is NULL (with length 0) or `tuple_len` readable bytes; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_hcursor_set_range_end(struct riptide_hcursor_t *cursor,
                                                     const char *tuple,
                                                     size_t tuple_len,
@@ -741,7 +752,7 @@ enum riptide_status_t riptide_hcursor_set_range_end(struct riptide_hcursor_t *cu
 //
 // # Safety
 //
-// `cursor` NULL or live.
+// `cursor` is NULL or a live cursor handle used by this thread alone.
 void riptide_hcursor_reset(struct riptide_hcursor_t *cursor);
 
 // Positions on the entry `how` (`RIPTIDE_HSEEK_*`) and the key tuple `(tuple, tuple_len)`
@@ -751,8 +762,9 @@ void riptide_hcursor_reset(struct riptide_hcursor_t *cursor);
 //
 // # Safety
 //
-// `session` and `cursor` NULL or live and used by this thread alone; `tuple` NULL (length
-// 0) or readable; `row` and `errmsg` NULL or writable.
+// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+// alone; `(tuple, tuple_len)` is NULL (with length 0) or `tuple_len` readable bytes; `row`
+// and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hcursor_seek(struct riptide_hsession_t *session,
                                            struct riptide_hcursor_t *cursor,
                                            const char *tuple,
@@ -766,8 +778,8 @@ enum riptide_status_t riptide_hcursor_seek(struct riptide_hsession_t *session,
 //
 // # Safety
 //
-// `session` and `cursor` NULL or live and used by this thread alone; `row` and `errmsg`
-// NULL or writable.
+// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+// alone; `row` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hcursor_first(struct riptide_hsession_t *session,
                                             struct riptide_hcursor_t *cursor,
                                             struct riptide_hrow_t *row,
@@ -836,8 +848,8 @@ enum riptide_status_t riptide_hcursor_get(struct riptide_hsession_t *session,
 //
 // # Safety
 //
-// `session` and `cursor` NULL or live and used by this thread alone; `errmsg` NULL or
-// writable.
+// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+// alone; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_hcursor_unlock_current(struct riptide_hsession_t *session,
                                                      struct riptide_hcursor_t *cursor,
                                                      char **errmsg);
@@ -858,7 +870,7 @@ enum riptide_status_t riptide_handler_open(struct riptide_db_t *db,
 //
 // # Safety
 //
-// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+// `handler` is NULL or a live handler handle; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_close(struct riptide_handler_t *handler, char **errmsg);
 
 // Sets the version of the caller's key encoding that every table created from now on
@@ -868,7 +880,7 @@ enum riptide_status_t riptide_handler_close(struct riptide_handler_t *handler, c
 //
 // # Safety
 //
-// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+// `handler` is NULL or a live handler handle; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_set_key_format(struct riptide_handler_t *handler,
                                                      uint32_t format,
                                                      char **errmsg);
@@ -877,7 +889,7 @@ enum riptide_status_t riptide_handler_set_key_format(struct riptide_handler_t *h
 //
 // # Safety
 //
-// `handler` is NULL or a live handler not used afterwards.
+// `handler` is NULL or a live handler handle not used afterwards.
 void riptide_handler_destroy(struct riptide_handler_t *handler);
 
 // Creates table `name` with `n` indexes (`specs[0]` primary or hidden pk, the rest
@@ -886,8 +898,9 @@ void riptide_handler_destroy(struct riptide_handler_t *handler);
 //
 // # Safety
 //
-// `handler` is NULL or live; `(name, name_len)` readable; `specs` NULL (with `n` 0) or `n`
-// readable specs whose names are NULL or NUL-terminated; `errmsg` NULL or writable.
+// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+// readable bytes; `(specs, n)` is NULL with `n` 0 or `n` readable specs, each `name` NULL
+// or NUL-terminated; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_create_table(struct riptide_handler_t *handler,
                                                    const char *name,
                                                    size_t name_len,
@@ -916,8 +929,8 @@ enum riptide_status_t riptide_handler_create_temporary_table(struct riptide_hand
 //
 // # Safety
 //
-// `handler` NULL or live; `(name, name_len)` readable; `existed` and `errmsg` NULL or
-// writable.
+// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+// readable bytes; `existed` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_handler_drop_table(struct riptide_handler_t *handler,
                                                  const char *name,
                                                  size_t name_len,
@@ -932,7 +945,8 @@ enum riptide_status_t riptide_handler_drop_table(struct riptide_handler_t *handl
 //
 // # Safety
 //
-// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+// readable bytes; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_mark_temporary(struct riptide_handler_t *handler,
                                                      const char *name,
                                                      size_t name_len,
@@ -944,7 +958,8 @@ enum riptide_status_t riptide_handler_mark_temporary(struct riptide_handler_t *h
 //
 // # Safety
 //
-// `handler` NULL or live; both names readable; `errmsg` NULL or writable.
+// `handler` is NULL or a live handler handle; `(from, from_len)` and `(to, to_len)` are
+// NULL or their length in readable bytes; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_handler_rename_table(struct riptide_handler_t *handler,
                                                    const char *from,
                                                    size_t from_len,
@@ -957,7 +972,7 @@ enum riptide_status_t riptide_handler_rename_table(struct riptide_handler_t *han
 //
 // # Safety
 //
-// As `riptide_handler_drop_table`.
+// As `riptide_handler_mark_temporary`.
 enum riptide_status_t riptide_handler_truncate_table(struct riptide_handler_t *handler,
                                                      const char *name,
                                                      size_t name_len,
@@ -978,7 +993,7 @@ enum riptide_status_t riptide_handler_truncate_table(struct riptide_handler_t *h
 //
 // # Safety
 //
-// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+// As `riptide_handler_mark_temporary`.
 enum riptide_status_t riptide_handler_wait_prepared(struct riptide_handler_t *handler,
                                                     const char *name,
                                                     size_t name_len,
@@ -989,7 +1004,8 @@ enum riptide_status_t riptide_handler_wait_prepared(struct riptide_handler_t *ha
 //
 // # Safety
 //
-// `handler` NULL or live; name readable; `table` and `errmsg` NULL or writable.
+// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+// readable bytes; `table` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_handler_open_table(struct riptide_handler_t *handler,
                                                  const char *name,
                                                  size_t name_len,
@@ -1002,7 +1018,7 @@ enum riptide_status_t riptide_handler_open_table(struct riptide_handler_t *handl
 //
 // # Safety
 //
-// `handler` NULL or live; `session` and `errmsg` NULL or writable.
+// `handler` is NULL or a live handler handle; `session` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_begin(struct riptide_handler_t *handler,
                                              int32_t isolation,
                                              uint64_t lock_timeout_ms,
@@ -1028,7 +1044,7 @@ enum riptide_status_t riptide_hsession_begin_snapshot(struct riptide_handler_t *
 //
 // # Safety
 //
-// `session` NULL or live.
+// `session` is NULL or a live session handle used by this thread alone.
 bool riptide_hsession_has_snapshot(const struct riptide_hsession_t *session);
 
 // Makes an interrupter of the session's lock waits in `*interrupter` (MariaDB's `KILL
@@ -1048,7 +1064,8 @@ bool riptide_hsession_has_snapshot(const struct riptide_hsession_t *session);
 //
 // # Safety
 //
-// `session` NULL or live; `interrupter` and `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `interrupter` and
+// `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_interrupter(const struct riptide_hsession_t *session,
                                                    struct riptide_hinterrupt_t **interrupter,
                                                    char **errmsg);
@@ -1063,7 +1080,7 @@ enum riptide_status_t riptide_hsession_interrupter(const struct riptide_hsession
 //
 // # Safety
 //
-// `interrupter` is NULL or a live handle, not destroyed during the call.
+// `interrupter` is NULL or a live interrupter handle, not destroyed during the call.
 void riptide_hinterrupt_fire(const struct riptide_hinterrupt_t *interrupter);
 
 // Frees an interrupter (its session is not affected; an interrupt it fired stays in force
@@ -1071,7 +1088,8 @@ void riptide_hinterrupt_fire(const struct riptide_hinterrupt_t *interrupter);
 //
 // # Safety
 //
-// `interrupter` is NULL or a live handle that no thread uses during or after the call.
+// `interrupter` is NULL or a live interrupter handle that no thread uses during or after
+// the call.
 void riptide_hinterrupt_destroy(struct riptide_hinterrupt_t *interrupter);
 
 // Re-arms the session after `riptide_hinterrupt_fire`: its lock waits wait normally again.
@@ -1080,7 +1098,7 @@ void riptide_hinterrupt_destroy(struct riptide_hinterrupt_t *interrupter);
 //
 // # Safety
 //
-// `session` NULL or live (used by this thread, as any session call).
+// `session` is NULL or a live session handle used by this thread alone.
 void riptide_hsession_clear_interrupt(struct riptide_hsession_t *session);
 
 // Sets the limit of the session's lock waits from now on to `timeout_ms` milliseconds
@@ -1093,7 +1111,8 @@ void riptide_hsession_clear_interrupt(struct riptide_hsession_t *session);
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+// or writable.
 enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_t *session,
                                                         uint64_t timeout_ms,
                                                         char **errmsg);
@@ -1105,14 +1124,14 @@ enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_
 //
 // # Safety
 //
-// `session` is NULL or live.
+// `session` is NULL or a live session handle used by this thread alone.
 size_t riptide_hsession_approximate_memory(const struct riptide_hsession_t *session);
 
 // Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 //
 // # Safety
 //
-// `session` is NULL or live and not used afterwards.
+// `session` is NULL or a live session handle not used afterwards.
 void riptide_hsession_destroy(struct riptide_hsession_t *session);
 
 // Commits the session's transaction (all tables and indexes in one atomic batch). The
@@ -1120,7 +1139,8 @@ void riptide_hsession_destroy(struct riptide_hsession_t *session);
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+// or writable.
 enum riptide_status_t riptide_hsession_commit(struct riptide_hsession_t *session, char **errmsg);
 
 // Prepares the session's transaction under the xid `(format_id, gtrid, bqual)` (two-phase
@@ -1132,8 +1152,9 @@ enum riptide_status_t riptide_hsession_commit(struct riptide_hsession_t *session
 //
 // # Safety
 //
-// `session` NULL or live; each `(pointer, length)` pair NULL or `length` readable bytes;
-// `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `(gtrid,
+// gtrid_len)` and `(bqual, bqual_len)` are NULL or their length in readable bytes; `errmsg`
+// is NULL or writable.
 enum riptide_status_t riptide_hsession_prepare(struct riptide_hsession_t *session,
                                                int32_t format_id,
                                                const char *gtrid,
@@ -1158,7 +1179,7 @@ enum riptide_status_t riptide_hsession_rollback(struct riptide_hsession_t *sessi
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_begin_statement(struct riptide_hsession_t *session,
                                                        char **errmsg);
 
@@ -1167,7 +1188,7 @@ enum riptide_status_t riptide_hsession_begin_statement(struct riptide_hsession_t
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_end_statement(struct riptide_hsession_t *session,
                                                      bool success,
                                                      char **errmsg);
@@ -1177,7 +1198,7 @@ enum riptide_status_t riptide_hsession_end_statement(struct riptide_hsession_t *
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_savepoint_set(struct riptide_hsession_t *session,
                                                      uint64_t id,
                                                      char **errmsg);
@@ -1188,7 +1209,7 @@ enum riptide_status_t riptide_hsession_savepoint_set(struct riptide_hsession_t *
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_savepoint_rollback(struct riptide_hsession_t *session,
                                                           uint64_t id,
                                                           char **errmsg);
@@ -1199,7 +1220,7 @@ enum riptide_status_t riptide_hsession_savepoint_rollback(struct riptide_hsessio
 //
 // # Safety
 //
-// `session` NULL or live; `errmsg` NULL or writable.
+// As `riptide_hsession_commit`.
 enum riptide_status_t riptide_hsession_savepoint_release(struct riptide_hsession_t *session,
                                                          uint64_t id,
                                                          char **errmsg);
@@ -1213,9 +1234,11 @@ enum riptide_status_t riptide_hsession_savepoint_release(struct riptide_hsession
 //
 // # Safety
 //
-// `session` and `table` NULL or live; every byte string readable; `keys` NULL (with
-// `nkeys` 0) or `nkeys` readable keys; `hidden_ref` NULL or writable for 8 bytes;
-// `dup_index` and `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+// a live table handle; `(pk, pk_len)` and `(row, row_len)` are NULL or their length in
+// readable bytes; `(keys, nkeys)` is NULL with `nkeys` 0 or `nkeys` readable keys, each
+// `(data, len)` NULL or `len` readable bytes; `hidden_ref` is NULL or writable for 8 bytes;
+// `dup_index` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_insert(struct riptide_hsession_t *session,
                                               const struct riptide_htable_t *table,
                                               const char *pk,
@@ -1236,7 +1259,8 @@ enum riptide_status_t riptide_hsession_insert(struct riptide_hsession_t *session
 //
 // # Safety
 //
-// As `riptide_hsession_insert`; `scan` NULL or a live cursor used by this thread alone.
+// As `riptide_hsession_insert`, for `old_pk`, `new_pk`, `old_keys` and `new_keys` as for
+// `pk` and `keys`; `scan` is NULL or a live cursor handle used by this thread alone.
 enum riptide_status_t riptide_hsession_update(struct riptide_hsession_t *session,
                                               const struct riptide_htable_t *table,
                                               const char *old_pk,
@@ -1277,8 +1301,9 @@ enum riptide_status_t riptide_hsession_delete(struct riptide_hsession_t *session
 //
 // # Safety
 //
-// `session` and `table` NULL or live; `pk` readable; `value`, `value_len`, `found`,
-// `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+// a live table handle; `(pk, pk_len)` is NULL or `pk_len` readable bytes; `value`,
+// `value_len`, `found` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_get_row(struct riptide_hsession_t *session,
                                                const struct riptide_htable_t *table,
                                                const char *pk,
@@ -1298,8 +1323,9 @@ enum riptide_status_t riptide_hsession_get_row(struct riptide_hsession_t *sessio
 //
 // # Safety
 //
-// `session` and `table` NULL or live; `pk` readable; `released` and `errmsg` NULL or
-// writable.
+// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+// a live table handle; `(pk, pk_len)` is NULL or `pk_len` readable bytes; `released` and
+// `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_unlock_row(struct riptide_hsession_t *session,
                                                   const struct riptide_htable_t *table,
                                                   const char *pk,
@@ -1317,8 +1343,9 @@ enum riptide_status_t riptide_hsession_unlock_row(struct riptide_hsession_t *ses
 //
 // # Safety
 //
-// `session` and `table` NULL or live; `key` readable for `key_len` bytes; `errmsg` NULL or
-// writable.
+// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+// a live table handle; `(key, key_len)` is NULL or `key_len` readable bytes; `errmsg` is
+// NULL or writable.
 enum riptide_status_t riptide_hsession_lock_value(struct riptide_hsession_t *session,
                                                   const struct riptide_htable_t *table,
                                                   size_t index,
@@ -1337,8 +1364,9 @@ enum riptide_status_t riptide_hsession_lock_value(struct riptide_hsession_t *ses
 //
 // # Safety
 //
-// `session` and `table` NULL or live; `keys_fn` NULL or a callback honouring its contract
-// with `ctx`; `problems`, `report` and `errmsg` NULL or writable.
+// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+// a live table handle; `keys_fn` is NULL or a callback honouring its contract with `ctx`;
+// `problems`, `report` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_hsession_check_table(struct riptide_hsession_t *session,
                                                    const struct riptide_htable_t *table,
                                                    riptide_hkeys_fn keys_fn,
@@ -1359,7 +1387,7 @@ void riptide_htable_release(struct riptide_htable_t *table);
 //
 // # Safety
 //
-// `table` is NULL or live.
+// `table` is NULL or a live table handle.
 size_t riptide_htable_index_count(const struct riptide_htable_t *table);
 
 // The version of the caller's key encoding the table was created with
@@ -1368,21 +1396,21 @@ size_t riptide_htable_index_count(const struct riptide_htable_t *table);
 //
 // # Safety
 //
-// `table` is NULL or live.
+// `table` is NULL or a live table handle.
 uint32_t riptide_htable_key_format(const struct riptide_htable_t *table);
 
 // The table's row count estimate; 0 for NULL.
 //
 // # Safety
 //
-// `table` is NULL or live.
+// `table` is NULL or a live table handle.
 uint64_t riptide_htable_row_estimate(const struct riptide_htable_t *table);
 
 // The next auto-increment value (for `SHOW CREATE TABLE`); 0 for NULL.
 //
 // # Safety
 //
-// `table` is NULL or live.
+// `table` is NULL or a live table handle.
 uint64_t riptide_htable_autoinc_next(const struct riptide_htable_t *table);
 
 // Reserves `count` auto-increment values spaced by `increment`, the first congruent to
@@ -1391,7 +1419,7 @@ uint64_t riptide_htable_autoinc_next(const struct riptide_htable_t *table);
 //
 // # Safety
 //
-// `table` NULL or live; `first` and `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `first` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable_t *table,
                                                      uint64_t count,
                                                      uint64_t offset,
@@ -1405,7 +1433,7 @@ enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable
 //
 // # Safety
 //
-// `table` is NULL or live.
+// `table` is NULL or a live table handle.
 void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t max);
 
 // Records an explicit value stored in the auto-increment column: later reservations
@@ -1413,7 +1441,7 @@ void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t m
 //
 // # Safety
 //
-// `table` NULL or live; `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_htable_observe_autoinc(const struct riptide_htable_t *table,
                                                      uint64_t value,
                                                      char **errmsg);
@@ -1428,8 +1456,9 @@ enum riptide_status_t riptide_htable_observe_autoinc(const struct riptide_htable
 //
 // # Safety
 //
-// `table` NULL or live; `lower` and `upper` NULL (length 0) or readable; `count` and
-// `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `(lower, lower_len)` and `(upper, upper_len)` are
+// NULL (with length 0) or their length in readable bytes; `count` and `errmsg` are NULL or
+// writable.
 enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_t *table,
                                                     size_t index,
                                                     const char *lower,
@@ -1448,7 +1477,7 @@ enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_
 //
 // # Safety
 //
-// `table` NULL or live; `rows` and `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `rows` and `errmsg` are NULL or writable.
 enum riptide_status_t riptide_htable_refresh_statistics(const struct riptide_htable_t *table,
                                                         uint64_t *rows,
                                                         char **errmsg);
@@ -1459,7 +1488,7 @@ enum riptide_status_t riptide_htable_refresh_statistics(const struct riptide_hta
 //
 // # Safety
 //
-// `table` NULL or live; `errmsg` NULL or writable.
+// `table` is NULL or a live table handle; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_htable_compact(const struct riptide_htable_t *table, char **errmsg);
 
 // Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the

@@ -20,7 +20,8 @@
 //!   not, so C may only use an iterator as an exclusive handle, even to read it.
 //! - **exclusive handle**: a handle that, in addition, no other thread uses at all until the
 //!   call returns ("used by this thread alone"; the handles documented "one thread at a
-//!   time": batches, iterators, options). Helper: [`arg_mut`].
+//!   time": batches, iterators, options, handler sessions and cursors). Helpers: [`arg_mut`],
+//!   [`arg_opt_mut`].
 //! - **freed handle** (the `_destroy` and `_release` functions): NULL, or a live handle that
 //!   no other thread uses during the call and that nobody uses afterwards. Helper:
 //!   [`destroy_handle`].
@@ -35,8 +36,10 @@
 //!   Helpers: [`Out::new`], [`Out::optional`], [`ErrMsg::new`], `kv::ValueOut::check`.
 //! - **array** `(ptr, n)` of `#[repr(C)]` structs: `ptr` is NULL with `n == 0`, or points to
 //!   `n` readable elements that nothing writes until the call returns, each of whose pointer
-//!   fields follows its own rule. No helper: the function that takes one makes the slice in
-//!   its own `unsafe` block and says so there.
+//!   fields follows its own rule. No helper here: the function that takes one makes the
+//!   slice in its own `unsafe` block and says so there; an array that several functions take
+//!   gets a conversion type of its own whose constructor does that
+//!   (`handler_util::HKeys::new`).
 //!
 //! A NULL pointer is never undefined behaviour: a helper reports a NULL handle, out-parameter
 //! or string as `RIPTIDE_INVALID_ARGUMENT` naming the parameter, unless the parameter is
@@ -109,9 +112,8 @@
 //! Lints: `clippy::undocumented_unsafe_blocks` (workspace-wide) requires the `// SAFETY:`
 //! comment on every block; what it says is for the author and the reviewer to get right.
 //!
-//! [`guard`] and [`guard_status`], which take the raw `errmsg` and so are `unsafe`, serve the
-//! modules not converted to this pattern yet (`handler_api`, `options`, `stats`): delete them
-//! once those use [`ErrMsg`].
+//! [`guard`], which takes the raw `errmsg` and so is `unsafe`, serves the modules not
+//! converted to this pattern yet (`options`, `stats`): delete it once those use [`ErrMsg`].
 
 use std::any::Any;
 use std::ffi::{CStr, c_char};
@@ -125,17 +127,24 @@ use crate::status::riptide_status_t;
 
 // Every handle may move between threads between calls (`Send`), and those the handle rule
 // lets several threads read at once are also `Sync`; the iterators are not (module docs).
+// Handler sessions and cursors are passed as exclusive handles only, so the contract needs
+// them `Send` alone (their types happen to be `Sync` as well).
 const _: fn() = || {
     fn moves<T: Send>() {}
     fn shared<T: Send + Sync>() {}
     moves::<crate::iter::riptide_iter_t>();
     moves::<crate::txn_iter::riptide_txn_iter_t>();
+    moves::<crate::handler_session::riptide_hsession_t>();
+    moves::<crate::handler_cursor::riptide_hcursor_t>();
     shared::<crate::db::riptide_db_t>();
     shared::<crate::cf::riptide_cf_t>();
     shared::<crate::snapshot::riptide_snapshot_t>();
     shared::<crate::batch::riptide_batch_t>();
     shared::<crate::txn::riptide_txn_t>();
     shared::<crate::txn_options::riptide_txn_options_t>();
+    shared::<crate::handler_engine::riptide_handler_t>();
+    shared::<crate::handler_table::riptide_htable_t>();
+    shared::<crate::handler_session::riptide_hinterrupt_t>();
 };
 
 /// What the body of an exported function returns.
@@ -206,20 +215,6 @@ pub(crate) unsafe fn guard(
     unsafe { ErrMsg::new(errmsg) }.guard(body)
 }
 
-/// [`ErrMsg::guard_status`] on a raw `errmsg`, for the modules not converted yet (module
-/// docs).
-///
-/// # Safety
-///
-/// `errmsg` follows the out-parameter rule (module docs).
-pub(crate) unsafe fn guard_status(
-    errmsg: *mut *mut c_char,
-    body: impl FnOnce() -> Result<(), (riptide_status_t, String)>,
-) -> riptide_status_t {
-    // SAFETY: as in `guard`: this function's contract is `ErrMsg::new`'s for the call.
-    unsafe { ErrMsg::new(errmsg) }.guard_status(body)
-}
-
 /// Runs `body`, catching any panic; a panic yields `fallback`. For the few functions that
 /// cannot fail (destroy, accessors) and so return no status.
 pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
@@ -275,9 +270,19 @@ pub(crate) unsafe fn arg_ref<'a, T>(ptr: *const T, name: &str) -> CResult<&'a T>
 ///
 /// `ptr` follows the exclusive handle rule (module docs) during `'a`.
 pub(crate) unsafe fn arg_mut<'a, T>(ptr: *mut T, name: &str) -> CResult<&'a mut T> {
+    // SAFETY: `arg_opt_mut` needs exactly this function's contract.
+    unsafe { arg_opt_mut(ptr) }.ok_or_else(|| null_arg(name))
+}
+
+/// An optional exclusive handle parameter: NULL gives `None`.
+///
+/// # Safety
+///
+/// `ptr` follows the exclusive handle rule (module docs) during `'a`.
+pub(crate) unsafe fn arg_opt_mut<'a, T>(ptr: *mut T) -> Option<&'a mut T> {
     // SAFETY: by the exclusive handle rule, a non-NULL `ptr` points to a live `T` (made by
     // `into_handle`, so aligned and initialised) that nothing else reads or writes during `'a`.
-    unsafe { ptr.as_mut() }.ok_or_else(|| null_arg(name))
+    unsafe { ptr.as_mut() }
 }
 
 /// An optional handle parameter: NULL gives `None`.
@@ -490,12 +495,9 @@ mod tests {
     #[test]
     fn guard_status_reports_the_chosen_status() {
         let mut msg: *mut c_char = std::ptr::null_mut();
-        // SAFETY: `msg` is a local, writable and used by nothing else during the call.
-        let st = unsafe {
-            guard_status(&mut msg, || {
-                Err((riptide_status_t::RIPTIDE_DUPLICATE_KEY, "dup".to_string()))
-            })
-        };
+        // SAFETY: `msg` is a local, writable and used by nothing else while the `ErrMsg` lives.
+        let st = unsafe { ErrMsg::new(&mut msg) }
+            .guard_status(|| Err((riptide_status_t::RIPTIDE_DUPLICATE_KEY, "dup".to_string())));
         assert_eq!(st, riptide_status_t::RIPTIDE_DUPLICATE_KEY);
         assert_eq!(take_msg(msg), "dup");
     }

@@ -9,7 +9,10 @@ use std::ffi::c_char;
 use riptide::Error;
 use riptide_handler::{Cursor, CursorMode, CursorRow, HandlerError, RowLock, Seek, Session};
 
-use crate::ffi_util::{Out, arg_mut, arg_ref, bytes, destroy_handle, into_handle, opt_bytes};
+use crate::ffi_util::{
+    CResult, ErrMsg, Out, arg_mut, arg_opt, arg_opt_mut, arg_ref, bytes, destroy_handle,
+    guard_value, into_handle, opt_bytes,
+};
 use crate::handler_session::riptide_hsession_t;
 use crate::handler_table::riptide_htable_t;
 use crate::handler_util::hguard;
@@ -56,7 +59,9 @@ pub const RIPTIDE_HSEEK_AT_OR_BEFORE: i32 = 3;
 /// `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 /// outlives transactions (the session drops its iterator when the transaction ends, and
 /// the next step goes on after the entry read last). One thread at a time, with sessions
-/// of that thread.
+/// of that thread: a call that takes a cursor needs it used by the calling thread alone
+/// (most calls change it); it may move to another thread between calls. (The Rust type is
+/// `Send` and `Sync`, but the ABI passes a cursor as an exclusive handle.)
 pub struct riptide_hcursor_t {
     pub(crate) cursor: Cursor,
 }
@@ -122,7 +127,7 @@ impl riptide_hrow_t {
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `cursor` and `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `cursor` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_create(
     table: *const riptide_htable_t,
@@ -130,29 +135,33 @@ pub unsafe extern "C" fn riptide_hcursor_create(
     cursor: *mut *mut riptide_hcursor_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`table` NULL or live, `cursor`
-    // and `errmsg` NULL or writable).
-    unsafe {
-        hguard(errmsg, || {
-            let out = Out::new(cursor, "cursor")?;
-            out.set(std::ptr::null_mut());
-            let t = arg_ref(table, "table")?;
-            let c = Cursor::new(t.table.clone(), index)?;
-            out.set(into_handle(riptide_hcursor_t { cursor: c }));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `cursor`
+    // and `errmsg` and the handle `table`.
+    let (out, table, errmsg) = unsafe {
+        (
+            Out::new(cursor, "cursor"),
+            arg_ref(table, "table"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let c = Cursor::new(table?.table.clone(), index)?;
+        out.set(into_handle(riptide_hcursor_t { cursor: c }));
+        Ok(())
+    })
 }
 
 /// Frees a cursor. NULL is a no-op.
 ///
 /// # Safety
 ///
-/// `cursor` is NULL or a live cursor not used afterwards.
+/// `cursor` is NULL or a live cursor handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_destroy(cursor: *mut riptide_hcursor_t) {
-    // SAFETY: per the contract, `cursor` is NULL or came from riptide_hcursor_create and is
-    // not used afterwards.
+    // SAFETY: per `# Safety`, `cursor` follows the freed handle rule of the ffi_util
+    // contract: NULL or made by `riptide_hcursor_create` and never used again.
     unsafe { destroy_handle(cursor) }
 }
 
@@ -161,41 +170,42 @@ pub unsafe extern "C" fn riptide_hcursor_destroy(cursor: *mut riptide_hcursor_t)
 ///
 /// # Safety
 ///
-/// `cursor` NULL or live; `errmsg` NULL or writable.
+/// `cursor` is NULL or a live cursor handle used by this thread alone; `errmsg` is NULL or
+/// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_set_mode(
     cursor: *mut riptide_hcursor_t,
     mode: i32,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`cursor`, `errmsg`).
-    unsafe {
-        hguard(errmsg, || {
-            let c = &mut arg_mut(cursor, "cursor")?.cursor;
-            let locking = |lock, skip_locked| CursorMode::Locking { lock, skip_locked };
-            let m = match mode {
-                RIPTIDE_HCURSOR_SNAPSHOT => CursorMode::Snapshot,
-                RIPTIDE_HCURSOR_SHARED => locking(RowLock::Shared, false),
-                RIPTIDE_HCURSOR_EXCLUSIVE => locking(RowLock::Exclusive, false),
-                RIPTIDE_HCURSOR_SHARED_SKIP_LOCKED => locking(RowLock::Shared, true),
-                RIPTIDE_HCURSOR_EXCLUSIVE_SKIP_LOCKED => locking(RowLock::Exclusive, true),
-                RIPTIDE_HCURSOR_CURRENT_SHARED => CursorMode::Current {
-                    row_lock: RowLock::Shared,
-                },
-                RIPTIDE_HCURSOR_CURRENT_EXCLUSIVE => CursorMode::Current {
-                    row_lock: RowLock::Exclusive,
-                },
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "mode {other} is not a RIPTIDE_HCURSOR_* value"
-                    ))
-                    .into());
-                }
-            };
-            c.set_mode(m);
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `cursor`
+    // and the out-parameter `errmsg`.
+    let (cursor, errmsg) = unsafe { (arg_mut(cursor, "cursor"), ErrMsg::new(errmsg)) };
+    hguard(errmsg, || {
+        let c = &mut cursor?.cursor;
+        let locking = |lock, skip_locked| CursorMode::Locking { lock, skip_locked };
+        let m = match mode {
+            RIPTIDE_HCURSOR_SNAPSHOT => CursorMode::Snapshot,
+            RIPTIDE_HCURSOR_SHARED => locking(RowLock::Shared, false),
+            RIPTIDE_HCURSOR_EXCLUSIVE => locking(RowLock::Exclusive, false),
+            RIPTIDE_HCURSOR_SHARED_SKIP_LOCKED => locking(RowLock::Shared, true),
+            RIPTIDE_HCURSOR_EXCLUSIVE_SKIP_LOCKED => locking(RowLock::Exclusive, true),
+            RIPTIDE_HCURSOR_CURRENT_SHARED => CursorMode::Current {
+                row_lock: RowLock::Shared,
+            },
+            RIPTIDE_HCURSOR_CURRENT_EXCLUSIVE => CursorMode::Current {
+                row_lock: RowLock::Exclusive,
+            },
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "mode {other} is not a RIPTIDE_HCURSOR_* value"
+                ))
+                .into());
+            }
+        };
+        c.set_mode(m);
+        Ok(())
+    })
 }
 
 /// Asks the cursor to return key tuples without reading rows (`riptide_hrow_t.row` NULL):
@@ -207,17 +217,19 @@ pub unsafe extern "C" fn riptide_hcursor_set_mode(
 ///
 /// # Safety
 ///
-/// `session` and `cursor` NULL or live.
+/// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+/// alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_set_keys_only(
     session: *const riptide_hsession_t,
     cursor: *mut riptide_hcursor_t,
     want: bool,
 ) -> bool {
-    crate::ffi_util::guard_value(false, || {
-        // SAFETY: the caller upholds this function's contract (`session`, `cursor` NULL or
-        // live).
-        let (Some(s), Some(c)) = (unsafe { session.as_ref() }, unsafe { cursor.as_mut() }) else {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // (only read here: the handle rule `arg_opt` needs is part of it) and `cursor`.
+    let (session, cursor) = unsafe { (arg_opt(session), arg_opt_mut(cursor)) };
+    guard_value(false, || {
+        let (Some(s), Some(c)) = (session, cursor) else {
             return false;
         };
         c.cursor.set_keys_only(&s.session, want)
@@ -232,7 +244,8 @@ pub unsafe extern "C" fn riptide_hcursor_set_keys_only(
 ///
 /// # Safety
 ///
-/// `cursor` NULL or live; `tuple` NULL (length 0) or readable; `errmsg` NULL or writable.
+/// `cursor` is NULL or a live cursor handle used by this thread alone; `(tuple, tuple_len)`
+/// is NULL (with length 0) or `tuple_len` readable bytes; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_set_range_end(
     cursor: *mut riptide_hcursor_t,
@@ -241,15 +254,20 @@ pub unsafe extern "C" fn riptide_hcursor_set_range_end(
     inclusive: bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`cursor`, `tuple`, `errmsg`).
-    unsafe {
-        hguard(errmsg, || {
-            let c = &mut arg_mut(cursor, "cursor")?.cursor;
-            let end = opt_bytes(tuple, tuple_len, "tuple")?;
-            c.set_range_end(end.map(|t| (t, inclusive)));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `cursor`,
+    // the byte string `tuple` and the out-parameter `errmsg`.
+    let (cursor, tuple, errmsg) = unsafe {
+        (
+            arg_mut(cursor, "cursor"),
+            opt_bytes(tuple, tuple_len, "tuple"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (c, end) = (&mut cursor?.cursor, tuple?);
+        c.set_range_end(end.map(|t| (t, inclusive)));
+        Ok(())
+    })
 }
 
 /// Ends the statement's use of the cursor (MariaDB's `handler::reset`): drops its iterator,
@@ -258,39 +276,71 @@ pub unsafe extern "C" fn riptide_hcursor_set_range_end(
 ///
 /// # Safety
 ///
-/// `cursor` NULL or live.
+/// `cursor` is NULL or a live cursor handle used by this thread alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_reset(cursor: *mut riptide_hcursor_t) {
-    crate::ffi_util::guard_value((), || {
-        // SAFETY: per the contract, `cursor` is NULL or live and used by this thread alone.
-        if let Some(c) = unsafe { cursor.as_mut() } {
+    // SAFETY: per `# Safety`, `cursor` follows the exclusive handle rule of the ffi_util
+    // contract.
+    let cursor = unsafe { arg_opt_mut(cursor) };
+    guard_value((), || {
+        if let Some(c) = cursor {
             c.cursor.reset();
         }
     });
 }
 
-/// The body of every cursor read: checks the handles and `row`, clears `*row`, runs the
-/// read and fills `*row` with the cursor's row when it found one.
-///
-/// # Safety
-///
-/// `session` and `cursor` NULL or live and used by this thread alone; `row` and `errmsg`
-/// NULL or writable.
-unsafe fn read(
-    session: *mut riptide_hsession_t,
-    cursor: *mut riptide_hcursor_t,
-    row: *mut riptide_hrow_t,
-    errmsg: *mut *mut c_char,
-    f: impl FnOnce(&mut Cursor, &mut Session) -> Result<bool, HandlerError>,
-) -> riptide_status_t {
-    // SAFETY: per this function's contract, the handles are NULL or live and unshared, and
-    // the out-parameters NULL or writable.
-    unsafe {
+/// The parameters every cursor read takes, converted: the exclusive handles `session` and
+/// `cursor` and the out-parameters `row` and `errmsg`.
+struct ReadArgs<'a> {
+    session: CResult<&'a mut riptide_hsession_t>,
+    cursor: CResult<&'a mut riptide_hcursor_t>,
+    row: CResult<Out<riptide_hrow_t>>,
+    errmsg: ErrMsg,
+}
+
+impl ReadArgs<'_> {
+    /// Converts the parameters; reports nothing yet ([`ReadArgs::read`] does).
+    ///
+    /// # Safety
+    ///
+    /// For as long as the returned value lives, `session` and `cursor` follow the exclusive
+    /// handle rule and `row` and `errmsg` the out-parameter rule (`ffi_util` module docs).
+    unsafe fn new(
+        session: *mut riptide_hsession_t,
+        cursor: *mut riptide_hcursor_t,
+        row: *mut riptide_hrow_t,
+        errmsg: *mut *mut c_char,
+    ) -> Self {
+        // SAFETY: `arg_mut` needs the exclusive handle rule for `session` and `cursor`, and
+        // `Out::new` and `ErrMsg::new` the out-parameter rule for `row` and `errmsg`, while
+        // what they return lives: this function's contract gives both for as long as the
+        // `ReadArgs` holding them.
+        unsafe {
+            ReadArgs {
+                session: arg_mut(session, "session"),
+                cursor: arg_mut(cursor, "cursor"),
+                row: Out::new(row, "row"),
+                errmsg: ErrMsg::new(errmsg),
+            }
+        }
+    }
+
+    /// The body of every cursor read: checks `row` and clears `*row`, checks the handles,
+    /// runs the read and fills `*row` with the cursor's row when it found one.
+    fn read(
+        self,
+        f: impl FnOnce(&mut Cursor, &mut Session) -> Result<bool, HandlerError>,
+    ) -> riptide_status_t {
+        let ReadArgs {
+            session,
+            cursor,
+            row,
+            errmsg,
+        } = self;
         hguard(errmsg, || {
-            let out = Out::new(row, "row")?;
+            let out = row?;
             out.set(riptide_hrow_t::NONE);
-            let s = &mut arg_mut(session, "session")?.session;
-            let c = &mut arg_mut(cursor, "cursor")?.cursor;
+            let (s, c) = (&mut session?.session, &mut cursor?.cursor);
             if f(c, s)? {
                 out.set(riptide_hrow_t::of(c.row()));
             }
@@ -306,8 +356,9 @@ unsafe fn read(
 ///
 /// # Safety
 ///
-/// `session` and `cursor` NULL or live and used by this thread alone; `tuple` NULL (length
-/// 0) or readable; `row` and `errmsg` NULL or writable.
+/// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+/// alone; `(tuple, tuple_len)` is NULL (with length 0) or `tuple_len` readable bytes; `row`
+/// and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_seek(
     session: *mut riptide_hsession_t,
@@ -319,34 +370,38 @@ pub unsafe extern "C" fn riptide_hcursor_seek(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which includes `read`'s; `tuple`
-    // is NULL (length 0) or readable.
-    unsafe {
-        read(session, cursor, row, errmsg, |c, s| {
-            let tuple = bytes(tuple, tuple_len, "tuple")?;
-            let how = match how {
-                RIPTIDE_HSEEK_AT_OR_AFTER => Seek::AtOrAfter,
-                RIPTIDE_HSEEK_AFTER => Seek::After,
-                RIPTIDE_HSEEK_BEFORE => Seek::Before,
-                RIPTIDE_HSEEK_AT_OR_BEFORE => Seek::AtOrBefore,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "seek {other} is not a RIPTIDE_HSEEK_* value"
-                    ))
-                    .into());
-                }
-            };
-            c.seek(s, tuple, how, exact)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor`, the byte string `tuple` and the out-parameters `row` and `errmsg`.
+    let (args, tuple) = unsafe {
+        (
+            ReadArgs::new(session, cursor, row, errmsg),
+            bytes(tuple, tuple_len, "tuple"),
+        )
+    };
+    args.read(|c, s| {
+        let tuple = tuple?;
+        let how = match how {
+            RIPTIDE_HSEEK_AT_OR_AFTER => Seek::AtOrAfter,
+            RIPTIDE_HSEEK_AFTER => Seek::After,
+            RIPTIDE_HSEEK_BEFORE => Seek::Before,
+            RIPTIDE_HSEEK_AT_OR_BEFORE => Seek::AtOrBefore,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "seek {other} is not a RIPTIDE_HSEEK_* value"
+                ))
+                .into());
+            }
+        };
+        c.seek(s, tuple, how, exact)
+    })
 }
 
 /// Positions on the first entry of the index and reads it into `*row`.
 ///
 /// # Safety
 ///
-/// `session` and `cursor` NULL or live and used by this thread alone; `row` and `errmsg`
-/// NULL or writable.
+/// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+/// alone; `row` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_first(
     session: *mut riptide_hsession_t,
@@ -354,8 +409,10 @@ pub unsafe extern "C" fn riptide_hcursor_first(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which is `read`'s.
-    unsafe { read(session, cursor, row, errmsg, |c, s| c.first(s)) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor` and the out-parameters `row` and `errmsg`.
+    let args = unsafe { ReadArgs::new(session, cursor, row, errmsg) };
+    args.read(|c, s| c.first(s))
 }
 
 /// Positions on the last entry of the index and reads it into `*row`.
@@ -370,8 +427,10 @@ pub unsafe extern "C" fn riptide_hcursor_last(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which is `read`'s.
-    unsafe { read(session, cursor, row, errmsg, |c, s| c.last(s)) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor` and the out-parameters `row` and `errmsg`.
+    let args = unsafe { ReadArgs::new(session, cursor, row, errmsg) };
+    args.read(|c, s| c.last(s))
 }
 
 /// Steps forward and reads the next entry into `*row` (the first one when the cursor is
@@ -391,14 +450,15 @@ pub unsafe extern "C" fn riptide_hcursor_next(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which includes `read`'s;
-    // `within` is NULL (length 0) or readable.
-    unsafe {
-        read(session, cursor, row, errmsg, |c, s| {
-            let within = opt_bytes(within, within_len, "within")?;
-            c.next(s, within)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor`, the byte string `within` and the out-parameters `row` and `errmsg`.
+    let (args, within) = unsafe {
+        (
+            ReadArgs::new(session, cursor, row, errmsg),
+            opt_bytes(within, within_len, "within"),
+        )
+    };
+    args.read(|c, s| c.next(s, within?))
 }
 
 /// Steps backward and reads the previous entry into `*row` (the last one when the cursor
@@ -417,14 +477,15 @@ pub unsafe extern "C" fn riptide_hcursor_prev(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which includes `read`'s;
-    // `within` is NULL (length 0) or readable.
-    unsafe {
-        read(session, cursor, row, errmsg, |c, s| {
-            let within = opt_bytes(within, within_len, "within")?;
-            c.prev(s, within)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor`, the byte string `within` and the out-parameters `row` and `errmsg`.
+    let (args, within) = unsafe {
+        (
+            ReadArgs::new(session, cursor, row, errmsg),
+            opt_bytes(within, within_len, "within"),
+        )
+    };
+    args.read(|c, s| c.prev(s, within?))
 }
 
 /// Reads the row with primary key tuple `(pk, pk_len)` through a cursor over the primary
@@ -445,14 +506,15 @@ pub unsafe extern "C" fn riptide_hcursor_get(
     row: *mut riptide_hrow_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract, which includes `read`'s; `pk` is
-    // NULL (length 0) or readable.
-    unsafe {
-        read(session, cursor, row, errmsg, |c, s| {
-            let pk = bytes(pk, pk_len, "pk")?;
-            c.get(s, pk)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `cursor`, the byte string `pk` and the out-parameters `row` and `errmsg`.
+    let (args, pk) = unsafe {
+        (
+            ReadArgs::new(session, cursor, row, errmsg),
+            bytes(pk, pk_len, "pk"),
+        )
+    };
+    args.read(|c, s| c.get(s, pk?))
 }
 
 /// MariaDB's `unlock_row` for the row the cursor read last: under READ COMMITTED (and READ
@@ -463,20 +525,26 @@ pub unsafe extern "C" fn riptide_hcursor_get(
 ///
 /// # Safety
 ///
-/// `session` and `cursor` NULL or live and used by this thread alone; `errmsg` NULL or
-/// writable.
+/// `session` and `cursor` are NULL or live session and cursor handles used by this thread
+/// alone; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hcursor_unlock_current(
     session: *mut riptide_hsession_t,
     cursor: *mut riptide_hcursor_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `cursor`, `errmsg`).
-    unsafe {
-        hguard(errmsg, || {
-            let s = &arg_ref(session, "session")?.session;
-            let c = &mut arg_mut(cursor, "cursor")?.cursor;
-            c.unlock_current(s)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // (only read here: the handle rule `arg_ref` needs is part of it) and `cursor`, and the
+    // out-parameter `errmsg`.
+    let (session, cursor, errmsg) = unsafe {
+        (
+            arg_ref(session, "session"),
+            arg_mut(cursor, "cursor"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (s, c) = (&session?.session, &mut cursor?.cursor);
+        c.unlock_current(s)
+    })
 }

@@ -2,14 +2,14 @@
 //! `riptide-handler`): the data dictionary (CREATE, DROP, RENAME, TRUNCATE, temporary
 //! tables), waiting for prepared transactions before DDL, and opening tables.
 
-use std::ffi::{CStr, c_char};
+use std::ffi::c_char;
 use std::time::Duration;
 
 use riptide::Error;
 use riptide_handler::{HandlerEngine, HandlerError, IndexKind, IndexSpec};
 
 use crate::db::riptide_db_t;
-use crate::ffi_util::{Out, arg_ref, bytes, destroy_handle, guard_status, into_handle};
+use crate::ffi_util::{CResult, ErrMsg, Out, arg_ref, bytes, c_bytes, destroy_handle, into_handle};
 use crate::handler_table::riptide_htable_t;
 use crate::handler_util::{handler_status, hguard};
 use crate::status::riptide_status_t;
@@ -24,7 +24,8 @@ pub const RIPTIDE_INDEX_HIDDEN_PK: i32 = 2;
 pub const RIPTIDE_INDEX_SECONDARY: i32 = 3;
 
 /// The handler layer over one database (opaque). Made by `riptide_handler_open`, freed by
-/// `riptide_handler_destroy`. Thread-safe.
+/// `riptide_handler_destroy`. Thread-safe: any number of threads may call on one handler at
+/// once.
 pub struct riptide_handler_t {
     pub(crate) engine: HandlerEngine,
 }
@@ -43,6 +44,69 @@ pub struct riptide_index_spec_t {
     pub name: *const c_char,
 }
 
+/// A converted array parameter of index specs `(specs, n)`: the `riptide_index_spec_t`
+/// entries, each of whose `name` is NULL or follows the C string rule (`ffi_util` module docs)
+/// during `'a`.
+#[derive(Clone, Copy)]
+struct IndexSpecs<'a>(&'a [riptide_index_spec_t]);
+
+impl<'a> IndexSpecs<'a> {
+    /// Checks the array `(specs, n)`: NULL with a nonzero count is `InvalidArgument`; with
+    /// `n` 0 the pointer is not read. Reads no names yet ([`IndexSpecs::index_specs`]).
+    ///
+    /// # Safety
+    ///
+    /// `(specs, n)` follows the array rule (`ffi_util` module docs) during `'a`: NULL with
+    /// `n` 0, or `n` readable `riptide_index_spec_t` that nothing writes, each `name` NULL or
+    /// following the C string rule.
+    unsafe fn new(specs: *const riptide_index_spec_t, n: usize) -> CResult<IndexSpecs<'a>> {
+        if n == 0 {
+            return Ok(IndexSpecs(&[]));
+        }
+        if specs.is_null() {
+            return Err(Error::invalid_argument("parameter `specs` is NULL"));
+        }
+        // SAFETY: `specs` is not NULL, so by the array rule (this function's contract) it
+        // points to `n` readable `riptide_index_spec_t` (aligned and initialised) that
+        // nothing writes during `'a`; being readable memory, they span at most `isize::MAX`
+        // bytes.
+        Ok(IndexSpecs(unsafe { std::slice::from_raw_parts(specs, n) }))
+    }
+
+    /// The specs as the handler takes them, names copied (lossily as UTF-8; NULL: empty); an
+    /// unknown kind is `InvalidArgument` (the first such spec in order).
+    fn index_specs(self) -> CResult<Vec<IndexSpec>> {
+        let mut list = Vec::with_capacity(self.0.len());
+        for (i, s) in self.0.iter().enumerate() {
+            let kind = match s.kind {
+                RIPTIDE_INDEX_PRIMARY => IndexKind::Primary,
+                RIPTIDE_INDEX_HIDDEN_PK => IndexKind::HiddenPk,
+                RIPTIDE_INDEX_SECONDARY => IndexKind::Secondary,
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "specs[{i}].kind {other} is not an index kind"
+                    )));
+                }
+            };
+            let name = if s.name.is_null() {
+                String::new()
+            } else {
+                // SAFETY: `IndexSpecs::new` required a non-NULL `name` to follow the C
+                // string rule during `'a`, which is what `c_bytes` needs.
+                let name = unsafe { c_bytes(s.name, "specs[].name") }?;
+                String::from_utf8_lossy(name).into_owned()
+            };
+            list.push(IndexSpec {
+                kind,
+                unique: s.unique,
+                key_parts: s.key_parts,
+                name,
+            });
+        }
+        Ok(list)
+    }
+}
+
 /// Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)
 /// and stores it in `*handler`. The handler shares the database: free it before closing
 /// the database, or the database closes only when the handler is freed.
@@ -56,23 +120,26 @@ pub unsafe extern "C" fn riptide_handler_open(
     handler: *mut *mut riptide_handler_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        guard_status(errmsg, || {
-            // SAFETY: forwarded contract.
-            let run = || -> Result<(), HandlerError> {
-                // SAFETY: forwarded contract.
-                let out = Out::new(handler, "handler")?;
-                out.set(std::ptr::null_mut());
-                // SAFETY: forwarded contract.
-                let shared = arg_ref(db, "db")?.shared()?;
-                let engine = HandlerEngine::open(shared)?;
-                out.set(into_handle(riptide_handler_t { engine }));
-                Ok(())
-            };
-            run().map_err(|e| handler_status(e, None))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `handler`
+    // and `errmsg` and the handle `db`.
+    let (out, db, errmsg) = unsafe {
+        (
+            Out::new(handler, "handler"),
+            arg_ref(db, "db"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    // Not counted in `riptide_handler_calls` (so not `hguard`).
+    errmsg.guard_status(|| {
+        let run = || -> Result<(), HandlerError> {
+            let out = out?;
+            out.set(std::ptr::null_mut());
+            let engine = HandlerEngine::open(db?.shared()?)?;
+            out.set(into_handle(riptide_handler_t { engine }));
+            Ok(())
+        };
+        run().map_err(|e| handler_status(e, None))
+    })
 }
 
 /// Persists the exact auto-increment and row id counters of every open table (a clean
@@ -80,19 +147,16 @@ pub unsafe extern "C" fn riptide_handler_open(
 ///
 /// # Safety
 ///
-/// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+/// `handler` is NULL or a live handler handle; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_close(
     handler: *mut riptide_handler_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            arg_ref(handler, "handler")?.engine.close()
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler` and the
+    // out-parameter `errmsg`.
+    let (handler, errmsg) = unsafe { (arg_ref(handler, "handler"), ErrMsg::new(errmsg)) };
+    hguard(errmsg, || handler?.engine.close())
 }
 
 /// Sets the version of the caller's key encoding that every table created from now on
@@ -102,33 +166,33 @@ pub unsafe extern "C" fn riptide_handler_close(
 ///
 /// # Safety
 ///
-/// `handler` is NULL or a live handler; `errmsg` is NULL or writable.
+/// `handler` is NULL or a live handler handle; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_set_key_format(
     handler: *mut riptide_handler_t,
     format: u32,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            let format = u8::try_from(format).map_err(|_| {
-                riptide::Error::invalid_argument(format!("key format {format} is above 127"))
-            })?;
-            // SAFETY: forwarded contract.
-            arg_ref(handler, "handler")?.engine.set_key_format(format)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler` and the
+    // out-parameter `errmsg`.
+    let (handler, errmsg) = unsafe { (arg_ref(handler, "handler"), ErrMsg::new(errmsg)) };
+    hguard(errmsg, || {
+        // The format is checked before the handle.
+        let format = u8::try_from(format)
+            .map_err(|_| Error::invalid_argument(format!("key format {format} is above 127")))?;
+        handler?.engine.set_key_format(format)
+    })
 }
 
 /// Frees a handler (its tables and sessions stay usable until freed). NULL is a no-op.
 ///
 /// # Safety
 ///
-/// `handler` is NULL or a live handler not used afterwards.
+/// `handler` is NULL or a live handler handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_destroy(handler: *mut riptide_handler_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `handler` follows the freed handle rule of the ffi_util
+    // contract: NULL or made by `riptide_handler_open` and never used again.
     unsafe { destroy_handle(handler) }
 }
 
@@ -138,8 +202,9 @@ pub unsafe extern "C" fn riptide_handler_destroy(handler: *mut riptide_handler_t
 ///
 /// # Safety
 ///
-/// `handler` is NULL or live; `(name, name_len)` readable; `specs` NULL (with `n` 0) or `n`
-/// readable specs whose names are NULL or NUL-terminated; `errmsg` NULL or writable.
+/// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+/// readable bytes; `(specs, n)` is NULL with `n` 0 or `n` readable specs, each `name` NULL
+/// or NUL-terminated; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_create_table(
     handler: *mut riptide_handler_t,
@@ -150,19 +215,17 @@ pub unsafe extern "C" fn riptide_handler_create_table(
     autoinc_start: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        create_table(
-            handler,
-            name,
-            name_len,
-            specs,
-            n,
-            autoinc_start,
-            false,
-            errmsg,
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name`, the array `specs` and the out-parameter `errmsg`.
+    let (handler, name, specs, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            IndexSpecs::new(specs, n),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    create_table(handler, name, specs, autoinc_start, false, errmsg)
 }
 
 /// Creates a temporary table (`CREATE TEMPORARY TABLE`): as
@@ -182,88 +245,39 @@ pub unsafe extern "C" fn riptide_handler_create_temporary_table(
     autoinc_start: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        create_table(
-            handler,
-            name,
-            name_len,
-            specs,
-            n,
-            autoinc_start,
-            true,
-            errmsg,
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name`, the array `specs` and the out-parameter `errmsg`.
+    let (handler, name, specs, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            IndexSpecs::new(specs, n),
+            ErrMsg::new(errmsg),
         )
-    }
+    };
+    create_table(handler, name, specs, autoinc_start, true, errmsg)
 }
 
-/// The body of both create calls.
-///
-/// # Safety
-///
-/// As [`riptide_handler_create_table`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn create_table(
-    handler: *mut riptide_handler_t,
-    name: *const c_char,
-    name_len: usize,
-    specs: *const riptide_index_spec_t,
-    n: usize,
+/// The body of both create calls, over their converted parameters.
+fn create_table(
+    handler: CResult<&riptide_handler_t>,
+    name: CResult<&[u8]>,
+    specs: CResult<IndexSpecs<'_>>,
     autoinc_start: u64,
     temporary: bool,
-    errmsg: *mut *mut c_char,
+    errmsg: ErrMsg,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            if n > 0 && specs.is_null() {
-                return Err(Error::invalid_argument("parameter `specs` is NULL").into());
-            }
-            let raw = if n == 0 {
-                &[][..]
-            } else {
-                // SAFETY: per the contract, `specs` points to `n` readable specs.
-                std::slice::from_raw_parts(specs, n)
-            };
-            let mut list = Vec::with_capacity(n);
-            for (i, s) in raw.iter().enumerate() {
-                let kind = match s.kind {
-                    RIPTIDE_INDEX_PRIMARY => IndexKind::Primary,
-                    RIPTIDE_INDEX_HIDDEN_PK => IndexKind::HiddenPk,
-                    RIPTIDE_INDEX_SECONDARY => IndexKind::Secondary,
-                    other => {
-                        return Err(Error::invalid_argument(format!(
-                            "specs[{i}].kind {other} is not an index kind"
-                        ))
-                        .into());
-                    }
-                };
-                let iname = if s.name.is_null() {
-                    String::new()
-                } else {
-                    // SAFETY: per the contract, a non-NULL name is NUL-terminated.
-                    CStr::from_ptr(s.name).to_string_lossy().into_owned()
-                };
-                list.push(IndexSpec {
-                    kind,
-                    unique: s.unique,
-                    key_parts: s.key_parts,
-                    name: iname,
-                });
-            }
-            if temporary {
-                h.engine
-                    .create_temporary_table(name, &list, autoinc_start)?;
-            } else {
-                h.engine.create_table(name, &list, autoinc_start)?;
-            }
-            Ok(())
-        })
-    }
+    hguard(errmsg, || {
+        let (h, name) = (handler?, name?);
+        let list = specs?.index_specs()?;
+        if temporary {
+            h.engine
+                .create_temporary_table(name, &list, autoinc_start)?;
+        } else {
+            h.engine.create_table(name, &list, autoinc_start)?;
+        }
+        Ok(())
+    })
 }
 
 /// Drops table `name` (one range delete per index and the dictionary entry, in one batch).
@@ -271,8 +285,8 @@ unsafe fn create_table(
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; `(name, name_len)` readable; `existed` and `errmsg` NULL or
-/// writable.
+/// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+/// readable bytes; `existed` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_drop_table(
     handler: *mut riptide_handler_t,
@@ -281,21 +295,24 @@ pub unsafe extern "C" fn riptide_handler_drop_table(
     existed: *mut bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            let found = h.engine.drop_table(name)?;
-            if !existed.is_null() {
-                // SAFETY: per the contract, a non-NULL `existed` is writable.
-                existed.write(found);
-            }
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name` and the optional out-parameters `existed` and `errmsg`.
+    let (handler, name, existed, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            Out::optional(existed),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, name) = (handler?, name?);
+        let found = h.engine.drop_table(name)?;
+        if let Some(out) = existed {
+            out.set(found);
+        }
+        Ok(())
+    })
 }
 
 /// Marks table `name` temporary (`temporary` true: the next open of the handler drops it
@@ -306,7 +323,8 @@ pub unsafe extern "C" fn riptide_handler_drop_table(
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+/// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+/// readable bytes; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_mark_temporary(
     handler: *mut riptide_handler_t,
@@ -315,16 +333,19 @@ pub unsafe extern "C" fn riptide_handler_mark_temporary(
     temporary: bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            h.engine.mark_temporary(name, temporary)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name` and the out-parameter `errmsg`.
+    let (handler, name, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, name) = (handler?, name?);
+        h.engine.mark_temporary(name, temporary)
+    })
 }
 
 /// Renames table `from` to `to`: `RIPTIDE_NOT_FOUND` if `from` does not exist,
@@ -332,7 +353,8 @@ pub unsafe extern "C" fn riptide_handler_mark_temporary(
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; both names readable; `errmsg` NULL or writable.
+/// `handler` is NULL or a live handler handle; `(from, from_len)` and `(to, to_len)` are
+/// NULL or their length in readable bytes; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_rename_table(
     handler: *mut riptide_handler_t,
@@ -342,18 +364,20 @@ pub unsafe extern "C" fn riptide_handler_rename_table(
     to_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let from = bytes(from, from_len, "from")?;
-            // SAFETY: forwarded contract.
-            let to = bytes(to, to_len, "to")?;
-            h.engine.rename_table(from, to)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // strings `from` and `to` and the out-parameter `errmsg`.
+    let (handler, from, to, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(from, from_len, "from"),
+            bytes(to, to_len, "to"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, from, to) = (handler?, from?, to?);
+        h.engine.rename_table(from, to)
+    })
 }
 
 /// Empties table `name` (new index ids, old keys range-deleted, auto-increment back to 1).
@@ -361,7 +385,7 @@ pub unsafe extern "C" fn riptide_handler_rename_table(
 ///
 /// # Safety
 ///
-/// As `riptide_handler_drop_table`.
+/// As `riptide_handler_mark_temporary`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_truncate_table(
     handler: *mut riptide_handler_t,
@@ -369,17 +393,20 @@ pub unsafe extern "C" fn riptide_handler_truncate_table(
     name_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            h.engine.truncate_table(name)?;
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name` and the out-parameter `errmsg`.
+    let (handler, name, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, name) = (handler?, name?);
+        h.engine.truncate_table(name)?;
+        Ok(())
+    })
 }
 
 /// Waits until no prepared transaction (`XA PREPARE`, the server's internal two-phase
@@ -397,7 +424,7 @@ pub unsafe extern "C" fn riptide_handler_truncate_table(
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; `(name, name_len)` readable; `errmsg` NULL or writable.
+/// As `riptide_handler_mark_temporary`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_wait_prepared(
     handler: *mut riptide_handler_t,
@@ -406,24 +433,28 @@ pub unsafe extern "C" fn riptide_handler_wait_prepared(
     timeout_ms: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            h.engine
-                .wait_for_prepared(name, Duration::from_millis(timeout_ms))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `handler`, the byte
+    // string `name` and the out-parameter `errmsg`.
+    let (handler, name, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, name) = (handler?, name?);
+        h.engine
+            .wait_for_prepared(name, Duration::from_millis(timeout_ms))
+    })
 }
 
 /// Opens table `name` into `*table`; `RIPTIDE_NOT_FOUND` if the dictionary has no such table.
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; name readable; `table` and `errmsg` NULL or writable.
+/// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+/// readable bytes; `table` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_handler_open_table(
     handler: *mut riptide_handler_t,
@@ -432,27 +463,30 @@ pub unsafe extern "C" fn riptide_handler_open_table(
     table: *mut *mut riptide_htable_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(table, "table")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            // SAFETY: forwarded contract.
-            let name = bytes(name, name_len, "name")?;
-            match h.engine.open_table(name)? {
-                Some(t) => {
-                    out.set(into_handle(riptide_htable_t { table: t }));
-                    Ok(())
-                }
-                None => Err(Error::not_found(format!(
-                    "table {} is not in the data dictionary",
-                    String::from_utf8_lossy(name)
-                ))
-                .into()),
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `table` and
+    // `errmsg`, the handle `handler` and the byte string `name`.
+    let (out, handler, name, errmsg) = unsafe {
+        (
+            Out::new(table, "table"),
+            arg_ref(handler, "handler"),
+            bytes(name, name_len, "name"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let (h, name) = (handler?, name?);
+        match h.engine.open_table(name)? {
+            Some(t) => {
+                out.set(into_handle(riptide_htable_t { table: t }));
+                Ok(())
             }
-        })
-    }
+            None => Err(Error::not_found(format!(
+                "table {} is not in the data dictionary",
+                String::from_utf8_lossy(name)
+            ))
+            .into()),
+        }
+    })
 }

@@ -10,16 +10,16 @@ use riptide::{Error, InterruptHandle, LockedRead};
 use riptide_handler::{HandlerError, Isolation, Session, SessionOptions};
 
 use crate::ffi_util::{
-    Out, arg_mut, arg_ref, bytes, destroy_handle, guard_status, into_handle, query,
+    CResult, ErrMsg, Out, arg_mut, arg_opt_mut, arg_ref, bytes, destroy_handle, into_handle, query,
 };
 use crate::handler_cursor::riptide_hcursor_t;
 use crate::handler_engine::riptide_handler_t;
 use crate::handler_table::riptide_htable_t;
-use crate::handler_util::{handler_status, hguard, row_lock, sec_keys};
+use crate::handler_util::{HKeys, hguard, hguard_dup, row_lock};
 use crate::kv::ValueOut;
 use crate::memory::malloc_string;
 use crate::status::riptide_status_t;
-use crate::xid::xid_from_parts;
+use crate::xid::xid;
 
 /// Row lock mode of `riptide_hsession_get_row`: a plain read.
 pub const RIPTIDE_ROW_LOCK_NONE: i32 = 0;
@@ -54,13 +54,17 @@ pub const RIPTIDE_HISO_SERIALIZABLE: i32 = 3;
 
 /// A session (opaque): one transaction with statement savepoints. Made by
 /// `riptide_hsession_begin`, freed by `riptide_hsession_destroy` (rolls back if unfinished).
-/// One thread at a time; destroy its iterators first.
+/// One thread at a time: a call that takes a session needs it used by the calling thread
+/// alone (most calls change it); it may move to another thread between calls. (The Rust type
+/// is `Send` and `Sync`, but the ABI passes a session as an exclusive handle.) Cursors that
+/// read through it may be destroyed before or after it.
 pub struct riptide_hsession_t {
     pub(crate) session: Session,
 }
 
 /// An interrupter of one session's lock waits (opaque): made by
-/// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe:
+/// `riptide_hsession_interrupter`, freed by `riptide_hinterrupt_destroy`. Thread-safe (`Send`
+/// and `Sync`):
 /// `riptide_hinterrupt_fire` may be called from any thread, while the session's thread runs
 /// any call (a lock wait included), and after the session was destroyed (then it does
 /// nothing useful, harmlessly). It holds neither the session nor the database open.
@@ -87,7 +91,7 @@ pub struct riptide_hkey_t {
 ///
 /// # Safety
 ///
-/// `handler` NULL or live; `session` and `errmsg` NULL or writable.
+/// `handler` is NULL or a live handler handle; `session` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_begin(
     handler: *mut riptide_handler_t,
@@ -96,8 +100,16 @@ pub unsafe extern "C" fn riptide_hsession_begin(
     session: *mut *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { begin_session(handler, isolation, lock_timeout_ms, false, session, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `session`
+    // and `errmsg` and the handle `handler`.
+    let (out, handler, errmsg) = unsafe {
+        (
+            Out::new(session, "session"),
+            arg_ref(handler, "handler"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    begin_session(out, handler, isolation, lock_timeout_ms, false, errmsg)
 }
 
 /// As `riptide_hsession_begin`, but the session takes its read snapshot now, not at its
@@ -115,8 +127,16 @@ pub unsafe extern "C" fn riptide_hsession_begin_snapshot(
     session: *mut *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { begin_session(handler, isolation, lock_timeout_ms, true, session, errmsg) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `session`
+    // and `errmsg` and the handle `handler`.
+    let (out, handler, errmsg) = unsafe {
+        (
+            Out::new(session, "session"),
+            arg_ref(handler, "handler"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    begin_session(out, handler, isolation, lock_timeout_ms, true, errmsg)
 }
 
 /// Whether the session has taken its read snapshot (at begin with
@@ -125,10 +145,11 @@ pub unsafe extern "C" fn riptide_hsession_begin_snapshot(
 ///
 /// # Safety
 ///
-/// `session` NULL or live.
+/// `session` is NULL or a live session handle used by this thread alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_has_snapshot(session: *const riptide_hsession_t) -> bool {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `session` follows the exclusive handle rule of the ffi_util
+    // contract, which includes the handle rule `query` needs.
     unsafe { query(session, false, |s| s.session.has_snapshot()) }
 }
 
@@ -149,27 +170,33 @@ pub unsafe extern "C" fn riptide_hsession_has_snapshot(session: *const riptide_h
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `interrupter` and `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `interrupter` and
+/// `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_interrupter(
     session: *const riptide_hsession_t,
     interrupter: *mut *mut riptide_hinterrupt_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(interrupter, "interrupter")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let s = &arg_ref(session, "session")?.session;
-            out.set(into_handle(riptide_hinterrupt_t {
-                handle: s.interrupt_handle(),
-            }));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters
+    // `interrupter` and `errmsg` and the exclusive handle `session` (only read here: the
+    // handle rule `arg_ref` needs is part of it).
+    let (out, session, errmsg) = unsafe {
+        (
+            Out::new(interrupter, "interrupter"),
+            arg_ref(session, "session"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let s = &session?.session;
+        out.set(into_handle(riptide_hinterrupt_t {
+            handle: s.interrupt_handle(),
+        }));
+        Ok(())
+    })
 }
 
 /// Interrupts the lock waits of the session `interrupter` was made for: its current wait,
@@ -182,10 +209,11 @@ pub unsafe extern "C" fn riptide_hsession_interrupter(
 ///
 /// # Safety
 ///
-/// `interrupter` is NULL or a live handle, not destroyed during the call.
+/// `interrupter` is NULL or a live interrupter handle, not destroyed during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hinterrupt_fire(interrupter: *const riptide_hinterrupt_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `interrupter` follows the handle rule of the ffi_util contract
+    // (an interrupter is `Sync`: other threads may fire it at the same time).
     unsafe { query(interrupter, (), |h| h.handle.interrupt()) }
 }
 
@@ -194,10 +222,12 @@ pub unsafe extern "C" fn riptide_hinterrupt_fire(interrupter: *const riptide_hin
 ///
 /// # Safety
 ///
-/// `interrupter` is NULL or a live handle that no thread uses during or after the call.
+/// `interrupter` is NULL or a live interrupter handle that no thread uses during or after
+/// the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hinterrupt_destroy(interrupter: *mut riptide_hinterrupt_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `interrupter` follows the freed handle rule of the ffi_util
+    // contract: NULL or made by `riptide_hsession_interrupter` and never used again.
     unsafe { destroy_handle(interrupter) }
 }
 
@@ -207,10 +237,11 @@ pub unsafe extern "C" fn riptide_hinterrupt_destroy(interrupter: *mut riptide_hi
 ///
 /// # Safety
 ///
-/// `session` NULL or live (used by this thread, as any session call).
+/// `session` is NULL or a live session handle used by this thread alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_clear_interrupt(session: *mut riptide_hsession_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `session` follows the exclusive handle rule of the ffi_util
+    // contract, which includes the handle rule `query` needs.
     unsafe { query(session.cast_const(), (), |s| s.session.clear_interrupt()) }
 }
 
@@ -224,20 +255,21 @@ pub unsafe extern "C" fn riptide_hsession_clear_interrupt(session: *mut riptide_
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+/// or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
     session: *mut riptide_hsession_t,
     timeout_ms: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_session(session, errmsg, |s| {
-            s.set_lock_timeout(Duration::from_millis(timeout_ms));
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| {
+        s.set_lock_timeout(Duration::from_millis(timeout_ms));
+        Ok(())
+    })
 }
 
 /// Bytes the session's transaction holds in memory for its writes and locks (keys, values,
@@ -247,91 +279,76 @@ pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
 ///
 /// # Safety
 ///
-/// `session` is NULL or live.
+/// `session` is NULL or a live session handle used by this thread alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_approximate_memory(
     session: *const riptide_hsession_t,
 ) -> usize {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `session` follows the exclusive handle rule of the ffi_util
+    // contract, which includes the handle rule `query` needs.
     unsafe { query(session, 0, |s| s.session.transaction().approximate_memory()) }
 }
 
-/// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`.
-///
-/// # Safety
-///
-/// As `riptide_hsession_begin`.
-unsafe fn begin_session(
-    handler: *mut riptide_handler_t,
+/// The body of `riptide_hsession_begin` and `riptide_hsession_begin_snapshot`, over their
+/// converted parameters.
+fn begin_session(
+    out: CResult<Out<*mut riptide_hsession_t>>,
+    handler: CResult<&riptide_handler_t>,
     isolation: i32,
     lock_timeout_ms: u64,
     snapshot_at_begin: bool,
-    session: *mut *mut riptide_hsession_t,
-    errmsg: *mut *mut c_char,
+    errmsg: ErrMsg,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(session, "session")?;
-            out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let h = arg_ref(handler, "handler")?;
-            let isolation = match isolation {
-                RIPTIDE_HISO_READ_UNCOMMITTED => Isolation::ReadUncommitted,
-                RIPTIDE_HISO_READ_COMMITTED => Isolation::ReadCommitted,
-                RIPTIDE_HISO_REPEATABLE_READ => Isolation::RepeatableRead,
-                RIPTIDE_HISO_SERIALIZABLE => Isolation::Serializable,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "isolation {other} is not a RIPTIDE_HISO_* value"
-                    ))
-                    .into());
-                }
-            };
-            let mut opts = SessionOptions {
-                isolation,
-                snapshot_at_begin,
-                ..SessionOptions::default()
-            };
-            if lock_timeout_ms > 0 {
-                opts.lock_timeout = Duration::from_millis(lock_timeout_ms);
+    hguard(errmsg, || {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let h = handler?;
+        let isolation = match isolation {
+            RIPTIDE_HISO_READ_UNCOMMITTED => Isolation::ReadUncommitted,
+            RIPTIDE_HISO_READ_COMMITTED => Isolation::ReadCommitted,
+            RIPTIDE_HISO_REPEATABLE_READ => Isolation::RepeatableRead,
+            RIPTIDE_HISO_SERIALIZABLE => Isolation::Serializable,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "isolation {other} is not a RIPTIDE_HISO_* value"
+                ))
+                .into());
             }
-            let s = h.engine.begin_session(opts)?;
-            out.set(into_handle(riptide_hsession_t { session: s }));
-            Ok(())
-        })
-    }
+        };
+        let mut opts = SessionOptions {
+            isolation,
+            snapshot_at_begin,
+            ..SessionOptions::default()
+        };
+        if lock_timeout_ms > 0 {
+            opts.lock_timeout = Duration::from_millis(lock_timeout_ms);
+        }
+        let s = h.engine.begin_session(opts)?;
+        out.set(into_handle(riptide_hsession_t { session: s }));
+        Ok(())
+    })
 }
 
 /// Frees a session, rolling back an unfinished transaction. NULL is a no-op.
 ///
 /// # Safety
 ///
-/// `session` is NULL or live and not used afterwards.
+/// `session` is NULL or a live session handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_destroy(session: *mut riptide_hsession_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `session` follows the freed handle rule of the ffi_util
+    // contract: NULL or made by `riptide_hsession_begin*` and never used again.
     unsafe { destroy_handle(session) }
 }
 
-/// Runs `f` on the session.
-///
-/// # Safety
-///
-/// `session` NULL or live and used by this thread alone; `errmsg` NULL or writable.
-unsafe fn with_session(
-    session: *mut riptide_hsession_t,
-    errmsg: *mut *mut c_char,
+/// Runs `f` on the session behind the converted exclusive handle `session`, under
+/// [`hguard`].
+fn with_session(
+    session: CResult<&mut riptide_hsession_t>,
+    errmsg: ErrMsg,
     f: impl FnOnce(&mut Session) -> Result<(), HandlerError>,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            f(&mut arg_mut(session, "session")?.session)
-        })
-    }
+    hguard(errmsg, || f(&mut session?.session))
 }
 
 /// Commits the session's transaction (all tables and indexes in one atomic batch). The
@@ -339,14 +356,17 @@ unsafe fn with_session(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+/// or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_commit(
     session: *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_session(session, errmsg, Session::commit) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, Session::commit)
 }
 
 /// Prepares the session's transaction under the xid `(format_id, gtrid, bqual)` (two-phase
@@ -358,8 +378,9 @@ pub unsafe extern "C" fn riptide_hsession_commit(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; each `(pointer, length)` pair NULL or `length` readable bytes;
-/// `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `(gtrid,
+/// gtrid_len)` and `(bqual, bqual_len)` are NULL or their length in readable bytes; `errmsg`
+/// is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_prepare(
     session: *mut riptide_hsession_t,
@@ -370,14 +391,19 @@ pub unsafe extern "C" fn riptide_hsession_prepare(
     bqual_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_session(session, errmsg, |s| {
-            // SAFETY: forwarded contract.
-            let xid = xid_from_parts(format_id, gtrid, gtrid_len, bqual, bqual_len)?;
-            s.prepare(&xid)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the byte strings `gtrid` and `bqual` and the out-parameter `errmsg`.
+    let (session, gtrid, bqual, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            bytes(gtrid, gtrid_len, "gtrid"),
+            bytes(bqual, bqual_len, "bqual"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    with_session(session, errmsg, |s| {
+        s.prepare(&xid(format_id, gtrid, bqual)?)
+    })
 }
 
 /// Rolls back the session's transaction (already rolled back after a conflict: OK).
@@ -390,8 +416,10 @@ pub unsafe extern "C" fn riptide_hsession_rollback(
     session: *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe { with_session(session, errmsg, Session::rollback) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, Session::rollback)
 }
 
 /// Begins a statement inside a multi-statement transaction: the session sets the
@@ -403,14 +431,16 @@ pub unsafe extern "C" fn riptide_hsession_rollback(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// As `riptide_hsession_commit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_begin_statement(
     session: *mut riptide_hsession_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `errmsg`).
-    unsafe { with_session(session, errmsg, Session::begin_statement) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, Session::begin_statement)
 }
 
 /// Ends the open statement: keeps its writes (`success`) or undoes them (and the
@@ -418,15 +448,17 @@ pub unsafe extern "C" fn riptide_hsession_begin_statement(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// As `riptide_hsession_commit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_end_statement(
     session: *mut riptide_hsession_t,
     success: bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `errmsg`).
-    unsafe { with_session(session, errmsg, |s| s.end_statement(success)) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| s.end_statement(success))
 }
 
 /// SQL `SAVEPOINT`: sets a savepoint the caller names `id` (MariaDB: one number per
@@ -434,15 +466,17 @@ pub unsafe extern "C" fn riptide_hsession_end_statement(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// As `riptide_hsession_commit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_savepoint_set(
     session: *mut riptide_hsession_t,
     id: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `errmsg`).
-    unsafe { with_session(session, errmsg, |s| s.set_named_savepoint(id)) }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| s.set_named_savepoint(id))
 }
 
 /// SQL `ROLLBACK TO SAVEPOINT`: undoes everything since savepoint `id` (the savepoints set
@@ -451,22 +485,22 @@ pub unsafe extern "C" fn riptide_hsession_savepoint_set(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// As `riptide_hsession_commit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_savepoint_rollback(
     session: *mut riptide_hsession_t,
     id: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `errmsg`).
-    unsafe {
-        with_session(session, errmsg, |s| {
-            if s.rollback_to_named_savepoint(id)? {
-                return Ok(());
-            }
-            Err(Error::not_found(format!("savepoint {id} is not open")).into())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| {
+        if s.rollback_to_named_savepoint(id)? {
+            return Ok(());
+        }
+        Err(Error::not_found(format!("savepoint {id} is not open")).into())
+    })
 }
 
 /// SQL `RELEASE SAVEPOINT` (and MariaDB's release of an older savepoint of a name a new
@@ -475,35 +509,22 @@ pub unsafe extern "C" fn riptide_hsession_savepoint_rollback(
 ///
 /// # Safety
 ///
-/// `session` NULL or live; `errmsg` NULL or writable.
+/// As `riptide_hsession_commit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_savepoint_release(
     session: *mut riptide_hsession_t,
     id: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`session`, `errmsg`).
-    unsafe {
-        with_session(session, errmsg, |s| {
-            if s.release_named_savepoint(id)? {
-                return Ok(());
-            }
-            Err(Error::not_found(format!("savepoint {id} is not open")).into())
-        })
-    }
-}
-
-/// The duplicate-index out-parameter of a row write: NULL is allowed (no report).
-///
-/// # Safety
-///
-/// `dup_index` is NULL or writable.
-unsafe fn dup_out(dup_index: *mut usize) -> Option<Out<usize>> {
-    if dup_index.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL and, per this function's contract, writable.
-    unsafe { Out::new(dup_index, "dup_index") }.ok()
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| {
+        if s.release_named_savepoint(id)? {
+            return Ok(());
+        }
+        Err(Error::not_found(format!("savepoint {id} is not open")).into())
+    })
 }
 
 /// Inserts a row: its primary key tuple `pk`, one key tuple per secondary index in order,
@@ -515,9 +536,11 @@ unsafe fn dup_out(dup_index: *mut usize) -> Option<Out<usize>> {
 ///
 /// # Safety
 ///
-/// `session` and `table` NULL or live; every byte string readable; `keys` NULL (with
-/// `nkeys` 0) or `nkeys` readable keys; `hidden_ref` NULL or writable for 8 bytes;
-/// `dup_index` and `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+/// a live table handle; `(pk, pk_len)` and `(row, row_len)` are NULL or their length in
+/// readable bytes; `(keys, nkeys)` is NULL with `nkeys` 0 or `nkeys` readable keys, each
+/// `(data, len)` NULL or `len` readable bytes; `hidden_ref` is NULL or writable for 8 bytes;
+/// `dup_index` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_insert(
     session: *mut riptide_hsession_t,
@@ -532,31 +555,35 @@ pub unsafe extern "C" fn riptide_hsession_insert(
     dup_index: *mut usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract: the handles are NULL or live,
-    // `session` used by this thread alone, the byte strings and keys readable, the
-    // out-parameters NULL or writable.
-    unsafe {
-        crate::calls::count();
-        let dup = dup_out(dup_index);
-        guard_status(errmsg, || {
-            let run = || -> Result<(), HandlerError> {
-                let s = &mut arg_mut(session, "session")?.session;
-                let t = &arg_ref(table, "table")?.table;
-                let pk = bytes(pk, pk_len, "pk")?;
-                let keys = sec_keys(keys, nkeys)?;
-                let row = bytes(row, row_len, "row")?;
-                if t.has_hidden_pk() && pk.is_empty() {
-                    let id = s.insert_hidden(t, &keys, row)?;
-                    if !hidden_ref.is_null() {
-                        std::ptr::copy_nonoverlapping(id.as_ptr(), hidden_ref, id.len());
-                    }
-                    return Ok(());
-                }
-                s.insert(t, pk, &keys, row)
-            };
-            run().map_err(|e| handler_status(e, dup.as_ref()))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the handle `table`, the byte strings `pk` and `row`, the array `keys`, and the optional
+    // out-parameters `dup_index`, `errmsg` and `hidden_ref` (8 writable bytes: one
+    // `[u8; 8]`, whose alignment is 1).
+    let (session, table, pk, keys, row, hidden_ref, dup, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            arg_ref(table, "table"),
+            bytes(pk, pk_len, "pk"),
+            HKeys::new(keys, nkeys),
+            bytes(row, row_len, "row"),
+            Out::optional(hidden_ref.cast::<[u8; 8]>()),
+            Out::optional(dup_index),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard_dup(errmsg, dup, || {
+        let (s, t, pk) = (&mut session?.session, &table?.table, pk?);
+        let keys = keys?.secondary_keys()?;
+        let row = row?;
+        if t.has_hidden_pk() && pk.is_empty() {
+            let id = s.insert_hidden(t, &keys, row)?;
+            if let Some(out) = hidden_ref {
+                out.set(id);
+            }
+            return Ok(());
+        }
+        s.insert(t, pk, &keys, row)
+    })
 }
 
 /// Updates a row from (`old_pk`, `old_keys`) to (`new_pk`, `new_keys`, `row`); both key
@@ -567,7 +594,8 @@ pub unsafe extern "C" fn riptide_hsession_insert(
 ///
 /// # Safety
 ///
-/// As `riptide_hsession_insert`; `scan` NULL or a live cursor used by this thread alone.
+/// As `riptide_hsession_insert`, for `old_pk`, `new_pk`, `old_keys` and `new_keys` as for
+/// `pk` and `keys`; `scan` is NULL or a live cursor handle used by this thread alone.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_update(
     session: *mut riptide_hsession_t,
@@ -585,26 +613,33 @@ pub unsafe extern "C" fn riptide_hsession_update(
     dup_index: *mut usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (as for riptide_hsession_insert,
-    // and `scan` NULL or live).
-    unsafe {
-        crate::calls::count();
-        let dup = dup_out(dup_index);
-        guard_status(errmsg, || {
-            let run = || -> Result<(), HandlerError> {
-                let s = &mut arg_mut(session, "session")?.session;
-                let t = &arg_ref(table, "table")?.table;
-                let old_pk = bytes(old_pk, old_pk_len, "old_pk")?;
-                let new_pk = bytes(new_pk, new_pk_len, "new_pk")?;
-                let old_keys = sec_keys(old_keys, nkeys)?;
-                let new_keys = sec_keys(new_keys, nkeys)?;
-                let row = bytes(row, row_len, "row")?;
-                let scan = scan.as_mut().map(|c| &mut c.cursor);
-                s.update(t, old_pk, &old_keys, new_pk, &new_keys, row, scan)
-            };
-            run().map_err(|e| handler_status(e, dup.as_ref()))
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handles `session`
+    // and `scan`, the handle `table`, the byte strings `old_pk`, `new_pk` and `row`, the
+    // arrays `old_keys` and `new_keys`, and the optional out-parameters `dup_index` and
+    // `errmsg`.
+    let (session, table, old_pk, new_pk, old_keys, new_keys, row, scan, dup, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            arg_ref(table, "table"),
+            bytes(old_pk, old_pk_len, "old_pk"),
+            bytes(new_pk, new_pk_len, "new_pk"),
+            HKeys::new(old_keys, nkeys),
+            HKeys::new(new_keys, nkeys),
+            bytes(row, row_len, "row"),
+            arg_opt_mut(scan),
+            Out::optional(dup_index),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard_dup(errmsg, dup, || {
+        let (s, t) = (&mut session?.session, &table?.table);
+        let (old_pk, new_pk) = (old_pk?, new_pk?);
+        let old_keys = old_keys?.secondary_keys()?;
+        let new_keys = new_keys?.secondary_keys()?;
+        let row = row?;
+        let scan = scan.map(|c| &mut c.cursor);
+        s.update(t, old_pk, &old_keys, new_pk, &new_keys, row, scan)
+    })
 }
 
 /// Deletes the row `pk` whose secondary key tuples are `keys` (`nkeys`, one per secondary
@@ -623,15 +658,23 @@ pub unsafe extern "C" fn riptide_hsession_delete(
     nkeys: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (handles, byte strings, keys).
-    unsafe {
-        with_session(session, errmsg, |s| {
-            let t = &arg_ref(table, "table")?.table;
-            let pk = bytes(pk, pk_len, "pk")?;
-            let keys = sec_keys(keys, nkeys)?;
-            s.delete(t, pk, &keys)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the handle `table`, the byte string `pk`, the array `keys` and the out-parameter
+    // `errmsg`.
+    let (session, table, pk, keys, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            arg_ref(table, "table"),
+            bytes(pk, pk_len, "pk"),
+            HKeys::new(keys, nkeys),
+            ErrMsg::new(errmsg),
+        )
+    };
+    with_session(session, errmsg, |s| {
+        let (t, pk) = (&table?.table, pk?);
+        let keys = keys?.secondary_keys()?;
+        s.delete(t, pk, &keys)
+    })
 }
 
 /// Reads the row with primary key `pk` as the session sees it, locking it per `lock`
@@ -645,8 +688,9 @@ pub unsafe extern "C" fn riptide_hsession_delete(
 ///
 /// # Safety
 ///
-/// `session` and `table` NULL or live; `pk` readable; `value`, `value_len`, `found`,
-/// `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+/// a live table handle; `(pk, pk_len)` is NULL or `pk_len` readable bytes; `value`,
+/// `value_len`, `found` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_get_row(
     session: *mut riptide_hsession_t,
@@ -659,35 +703,42 @@ pub unsafe extern "C" fn riptide_hsession_get_row(
     found: *mut bool,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_session(session, errmsg, |s| {
-            // SAFETY: forwarded contract.
-            let out = ValueOut::new(value, value_len, found)?;
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            // SAFETY: forwarded contract.
-            let pk = bytes(pk, pk_len, "pk")?;
-            let (mode, skip_locked) = row_lock(lock)?;
-            if !skip_locked {
-                out.deliver(s.get_row(t, pk, mode)?)?;
-                return Ok(());
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the out-parameters `value`, `value_len`, `found` and `errmsg`, the handle `table` and
+    // the byte string `pk`.
+    let (session, out, table, pk, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            ValueOut::check(value, value_len, found),
+            arg_ref(table, "table"),
+            bytes(pk, pk_len, "pk"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    // The session is checked before the out-parameters.
+    with_session(session, errmsg, |s| {
+        let out = out?;
+        out.clear();
+        let (t, pk) = (&table?.table, pk?);
+        let (mode, skip_locked) = row_lock(lock)?;
+        if !skip_locked {
+            out.deliver(s.get_row(t, pk, mode)?)?;
+            return Ok(());
+        }
+        match s.get_row_skip_locked(t, pk, mode)? {
+            LockedRead::Value(v) => out.deliver(v)?,
+            LockedRead::LockedByOther => {
+                return Err(Error::busy(format!(
+                    "row \"{}\" of table id {} is locked by another transaction \
+                     (skip locked)",
+                    pk.escape_ascii(),
+                    t.id()
+                ))
+                .into());
             }
-            match s.get_row_skip_locked(t, pk, mode)? {
-                LockedRead::Value(v) => out.deliver(v)?,
-                LockedRead::LockedByOther => {
-                    return Err(Error::busy(format!(
-                        "row \"{}\" of table id {} is locked by another transaction \
-                         (skip locked)",
-                        pk.escape_ascii(),
-                        t.id()
-                    ))
-                    .into());
-                }
-            }
-            Ok(())
-        })
-    }
+        }
+        Ok(())
+    })
 }
 
 /// InnoDB's `unlock_row` for a row read by primary key (`riptide_hsession_get_row`): under
@@ -699,8 +750,9 @@ pub unsafe extern "C" fn riptide_hsession_get_row(
 ///
 /// # Safety
 ///
-/// `session` and `table` NULL or live; `pk` readable; `released` and `errmsg` NULL or
-/// writable.
+/// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+/// a live table handle; `(pk, pk_len)` is NULL or `pk_len` readable bytes; `released` and
+/// `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_unlock_row(
     session: *mut riptide_hsession_t,
@@ -710,18 +762,26 @@ pub unsafe extern "C" fn riptide_hsession_unlock_row(
     released: *mut usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (handles, `pk`, out-parameters).
-    unsafe {
-        with_session(session, errmsg, |s| {
-            let t = &arg_ref(table, "table")?.table;
-            let pk = bytes(pk, pk_len, "pk")?;
-            let n = s.unlock_row(t, 0, None, pk)?;
-            if !released.is_null() {
-                released.write(n);
-            }
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the handle `table`, the byte string `pk` and the optional out-parameters `released`
+    // and `errmsg`.
+    let (session, table, pk, released, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            arg_ref(table, "table"),
+            bytes(pk, pk_len, "pk"),
+            Out::optional(released),
+            ErrMsg::new(errmsg),
+        )
+    };
+    with_session(session, errmsg, |s| {
+        let (t, pk) = (&table?.table, pk?);
+        let n = s.unlock_row(t, 0, None, pk)?;
+        if let Some(out) = released {
+            out.set(n);
+        }
+        Ok(())
+    })
 }
 
 /// Locks the value `(key, key_len)` (the secondary key bytes, without the index id) of
@@ -734,8 +794,9 @@ pub unsafe extern "C" fn riptide_hsession_unlock_row(
 ///
 /// # Safety
 ///
-/// `session` and `table` NULL or live; `key` readable for `key_len` bytes; `errmsg` NULL or
-/// writable.
+/// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+/// a live table handle; `(key, key_len)` is NULL or `key_len` readable bytes; `errmsg` is
+/// NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_lock_value(
     session: *mut riptide_hsession_t,
@@ -745,16 +806,20 @@ pub unsafe extern "C" fn riptide_hsession_lock_value(
     key_len: usize,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_session(session, errmsg, |s| {
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            // SAFETY: forwarded contract.
-            let key = bytes(key, key_len, "key")?;
-            s.lock_value(t, index, key)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the handle `table`, the byte string `key` and the out-parameter `errmsg`.
+    let (session, table, key, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            arg_ref(table, "table"),
+            bytes(key, key_len, "key"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    with_session(session, errmsg, |s| {
+        let (t, key) = (&table?.table, key?);
+        s.lock_value(t, index, key)
+    })
 }
 
 /// What `riptide_hsession_check_table` calls for each row: computes the row's secondary keys
@@ -786,8 +851,9 @@ pub type riptide_hkeys_fn = Option<
 ///
 /// # Safety
 ///
-/// `session` and `table` NULL or live; `keys_fn` NULL or a callback honouring its contract
-/// with `ctx`; `problems`, `report` and `errmsg` NULL or writable.
+/// `session` is NULL or a live session handle used by this thread alone; `table` is NULL or
+/// a live table handle; `keys_fn` is NULL or a callback honouring its contract with `ctx`;
+/// `problems`, `report` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_hsession_check_table(
     session: *mut riptide_hsession_t,
@@ -799,57 +865,72 @@ pub unsafe extern "C" fn riptide_hsession_check_table(
     report: *mut *mut c_char,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_session(session, errmsg, |s| {
-            // SAFETY: forwarded contract.
-            let count_out = Out::new(problems, "problems")?;
-            count_out.set(0);
-            // SAFETY: forwarded contract.
-            let report_out = Out::new(report, "report")?;
-            report_out.set(std::ptr::null_mut());
-            // SAFETY: forwarded contract.
-            let t = &arg_ref(table, "table")?.table;
-            let Some(f) = keys_fn else {
-                return Err(Error::invalid_argument("parameter `keys_fn` is NULL").into());
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`,
+    // the out-parameters `problems`, `report` and `errmsg` and the handle `table`.
+    let (session, count_out, report_out, table, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            Out::new(problems, "problems"),
+            Out::new(report, "report"),
+            arg_ref(table, "table"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    with_session(session, errmsg, |s| {
+        let count_out = count_out?;
+        count_out.set(0);
+        let report_out = report_out?;
+        report_out.set(std::ptr::null_mut());
+        let t = &table?.table;
+        let Some(f) = keys_fn else {
+            return Err(Error::invalid_argument("parameter `keys_fn` is NULL").into());
+        };
+        let n = t.secondary_count();
+        let mut scratch = vec![
+            riptide_hkey_t {
+                data: std::ptr::null(),
+                len: 0,
+                has_null: false,
             };
-            let n = t.secondary_count();
-            let mut scratch = vec![
-                riptide_hkey_t {
-                    data: std::ptr::null(),
-                    len: 0,
-                    has_null: false,
-                };
-                n
-            ];
-            let mut keys_of =
-                |pk: &[u8], row: &[u8]| -> Result<Option<Vec<Vec<u8>>>, HandlerError> {
-                    // SAFETY: `pk` and `row` are readable for their lengths during the call,
-                    // `scratch` holds `n` writable keys, and the callback honours its contract.
-                    let ok = f(
-                        ctx,
-                        pk.as_ptr().cast(),
-                        pk.len(),
-                        row.as_ptr().cast(),
-                        row.len(),
-                        scratch.as_mut_ptr(),
-                        n,
-                    );
-                    if !ok {
-                        return Ok(None);
-                    }
-                    // SAFETY: the callback filled `n` keys whose bytes stay valid until it is
-                    // called again; they are copied here.
-                    let keys = sec_keys(scratch.as_ptr(), n)?;
-                    Ok(Some(keys.iter().map(|k| k.key.to_vec()).collect()))
-                };
-            let r = s.check_table(t, &mut keys_of, max_problems)?;
-            count_out.set(r.problem_count);
-            if !r.problems.is_empty() {
-                let text: String = r.problems.iter().map(|p| format!("{p}\n")).collect();
-                report_out.set(malloc_string(&text)?);
+            n
+        ];
+        let mut keys_of = |pk: &[u8], row: &[u8]| -> Result<Option<Vec<Vec<u8>>>, HandlerError> {
+            // SAFETY: per `# Safety`, `f` honours the contract of `riptide_hkeys_fn` with
+            // `ctx`; `pk` and `row` are readable for their lengths during the call, and
+            // `scratch` holds `n` initialised, writable keys.
+            let ok = unsafe {
+                f(
+                    ctx,
+                    pk.as_ptr().cast(),
+                    pk.len(),
+                    row.as_ptr().cast(),
+                    row.len(),
+                    scratch.as_mut_ptr(),
+                    n,
+                )
+            };
+            if !ok {
+                return Ok(None);
             }
-            Ok(())
-        })
-    }
+            // SAFETY: `scratch` holds `n` readable keys that only this closure writes (it is
+            // not written while `keys` lives), and by the callback's contract each key's
+            // bytes are NULL or readable and stay valid until it is called again or the
+            // check returns: the array rule, for as long as `keys` is used, here, to copy
+            // them.
+            let keys = unsafe { HKeys::new(scratch.as_ptr(), n) }?;
+            Ok(Some(
+                keys.secondary_keys()?
+                    .iter()
+                    .map(|k| k.key.to_vec())
+                    .collect(),
+            ))
+        };
+        let r = s.check_table(t, &mut keys_of, max_problems)?;
+        count_out.set(r.problem_count);
+        if !r.problems.is_empty() {
+            let text: String = r.problems.iter().map(|p| format!("{p}\n")).collect();
+            report_out.set(malloc_string(&text)?);
+        }
+        Ok(())
+    })
 }

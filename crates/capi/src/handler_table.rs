@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use riptide_handler::Table;
 
-use crate::ffi_util::{Out, arg_ref, destroy_handle, opt_bytes, query};
+use crate::ffi_util::{ErrMsg, Out, arg_ref, destroy_handle, opt_bytes, query};
 use crate::handler_util::hguard;
 use crate::status::riptide_status_t;
 
 /// An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
-/// `riptide_htable_release`. Thread-safe.
+/// `riptide_htable_release`. Thread-safe: any number of threads (and sessions) may use one
+/// table handle at once.
 pub struct riptide_htable_t {
     pub(crate) table: Arc<Table>,
 }
@@ -23,7 +24,8 @@ pub struct riptide_htable_t {
 /// `table` is NULL or a live table handle not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_release(table: *mut riptide_htable_t) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the freed handle rule of the ffi_util contract:
+    // NULL or made by `riptide_handler_open_table` and never used again.
     unsafe { destroy_handle(table) }
 }
 
@@ -31,10 +33,10 @@ pub unsafe extern "C" fn riptide_htable_release(table: *mut riptide_htable_t) {
 ///
 /// # Safety
 ///
-/// `table` is NULL or live.
+/// `table` is NULL or a live table handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_index_count(table: *const riptide_htable_t) -> usize {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
     unsafe { query(table, 0, |t| t.table.index_count()) }
 }
 
@@ -44,10 +46,10 @@ pub unsafe extern "C" fn riptide_htable_index_count(table: *const riptide_htable
 ///
 /// # Safety
 ///
-/// `table` is NULL or live.
+/// `table` is NULL or a live table handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_key_format(table: *const riptide_htable_t) -> u32 {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
     unsafe { query(table, 0, |t| u32::from(t.table.key_format())) }
 }
 
@@ -55,10 +57,10 @@ pub unsafe extern "C" fn riptide_htable_key_format(table: *const riptide_htable_
 ///
 /// # Safety
 ///
-/// `table` is NULL or live.
+/// `table` is NULL or a live table handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_row_estimate(table: *const riptide_htable_t) -> u64 {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
     unsafe { query(table, 0, |t| t.table.row_estimate()) }
 }
 
@@ -66,10 +68,10 @@ pub unsafe extern "C" fn riptide_htable_row_estimate(table: *const riptide_htabl
 ///
 /// # Safety
 ///
-/// `table` is NULL or live.
+/// `table` is NULL or a live table handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_autoinc_next(table: *const riptide_htable_t) -> u64 {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
     unsafe { query(table, 0, |t| t.table.autoinc_next()) }
 }
 
@@ -79,7 +81,7 @@ pub unsafe extern "C" fn riptide_htable_autoinc_next(table: *const riptide_htabl
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `first` and `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `first` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_reserve_autoinc(
     table: *const riptide_htable_t,
@@ -89,17 +91,20 @@ pub unsafe extern "C" fn riptide_htable_reserve_autoinc(
     first: *mut u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let out = Out::new(first, "first")?;
-            // SAFETY: forwarded contract.
-            let t = arg_ref(table, "table")?;
-            out.set(t.table.reserve_autoinc(count, offset, increment)?);
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `first` and
+    // `errmsg` and the handle `table`.
+    let (out, table, errmsg) = unsafe {
+        (
+            Out::new(first, "first"),
+            arg_ref(table, "table"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (out, t) = (out?, table?);
+        out.set(t.table.reserve_autoinc(count, offset, increment)?);
+        Ok(())
+    })
 }
 
 /// Keeps the next auto-increment value at most `max + 1` (`max`: the column's largest
@@ -108,10 +113,10 @@ pub unsafe extern "C" fn riptide_htable_reserve_autoinc(
 ///
 /// # Safety
 ///
-/// `table` is NULL or live.
+/// `table` is NULL or a live table handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_cap_autoinc(table: *const riptide_htable_t, max: u64) {
-    // SAFETY: forwarded contract.
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
     unsafe { query(table, (), |t| t.table.cap_autoinc(max)) }
 }
 
@@ -120,20 +125,17 @@ pub unsafe extern "C" fn riptide_htable_cap_autoinc(table: *const riptide_htable
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_observe_autoinc(
     table: *const riptide_htable_t,
     value: u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            arg_ref(table, "table")?.table.observe_autoinc(value)
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `table` and the
+    // out-parameter `errmsg`.
+    let (table, errmsg) = unsafe { (arg_ref(table, "table"), ErrMsg::new(errmsg)) };
+    hguard(errmsg, || table?.table.observe_autoinc(value))
 }
 
 /// Counts the entries of index `index` in a range of key tuples (MariaDB's
@@ -146,8 +148,9 @@ pub unsafe extern "C" fn riptide_htable_observe_autoinc(
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `lower` and `upper` NULL (length 0) or readable; `count` and
-/// `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `(lower, lower_len)` and `(upper, upper_len)` are
+/// NULL (with length 0) or their length in readable bytes; `count` and `errmsg` are NULL or
+/// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_estimate_range(
     table: *const riptide_htable_t,
@@ -162,19 +165,26 @@ pub unsafe extern "C" fn riptide_htable_estimate_range(
     count: *mut u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: the caller upholds this function's contract (`table`, the bounds, the
-    // out-parameters).
-    unsafe {
-        hguard(errmsg, || {
-            let out = Out::new(count, "count")?;
-            out.set(0);
-            let t = arg_ref(table, "table")?;
-            let lower = opt_bytes(lower, lower_len, "lower")?.map(|l| (l, lower_after));
-            let upper = opt_bytes(upper, upper_len, "upper")?.map(|u| (u, upper_inclusive));
-            out.set(t.table.estimate_tuple_range(index, lower, upper, limit)?);
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the out-parameters `count` and
+    // `errmsg`, the handle `table` and the byte strings `lower` and `upper`.
+    let (out, table, lower, upper, errmsg) = unsafe {
+        (
+            Out::new(count, "count"),
+            arg_ref(table, "table"),
+            opt_bytes(lower, lower_len, "lower"),
+            opt_bytes(upper, upper_len, "upper"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let out = out?;
+        out.set(0);
+        let t = table?;
+        let lower = lower?.map(|l| (l, lower_after));
+        let upper = upper?.map(|u| (u, upper_inclusive));
+        out.set(t.table.estimate_tuple_range(index, lower, upper, limit)?);
+        Ok(())
+    })
 }
 
 /// `ANALYZE TABLE`: counts the table's rows (newest committed state), makes the count the
@@ -183,25 +193,29 @@ pub unsafe extern "C" fn riptide_htable_estimate_range(
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `rows` and `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `rows` and `errmsg` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_refresh_statistics(
     table: *const riptide_htable_t,
     rows: *mut u64,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            let count = arg_ref(table, "table")?.table.refresh_statistics()?;
-            if !rows.is_null() {
-                // SAFETY: per the contract, a non-NULL `rows` is writable.
-                rows.write(count);
-            }
-            Ok(())
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `table` and the
+    // optional out-parameters `rows` and `errmsg`.
+    let (table, rows, errmsg) = unsafe {
+        (
+            arg_ref(table, "table"),
+            Out::optional(rows),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let count = table?.table.refresh_statistics()?;
+        if let Some(out) = rows {
+            out.set(count);
+        }
+        Ok(())
+    })
 }
 
 /// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table down
@@ -210,17 +224,14 @@ pub unsafe extern "C" fn riptide_htable_refresh_statistics(
 ///
 /// # Safety
 ///
-/// `table` NULL or live; `errmsg` NULL or writable.
+/// `table` is NULL or a live table handle; `errmsg` is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_htable_compact(
     table: *const riptide_htable_t,
     errmsg: *mut *mut c_char,
 ) -> riptide_status_t {
-    // SAFETY: forwarded contract.
-    unsafe {
-        hguard(errmsg, || {
-            // SAFETY: forwarded contract.
-            arg_ref(table, "table")?.table.compact()
-        })
-    }
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `table` and the
+    // out-parameter `errmsg`.
+    let (table, errmsg) = unsafe { (arg_ref(table, "table"), ErrMsg::new(errmsg)) };
+    hguard(errmsg, || table?.table.compact())
 }

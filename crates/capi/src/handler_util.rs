@@ -1,13 +1,11 @@
 //! What the handler files of the C ABI share: the error mapping of handler results
-//! (duplicate keys name their index), the guard that runs a handler body, secondary key
-//! arrays and row lock modes.
-
-use std::ffi::c_char;
+//! (duplicate keys name their index), the guard that runs and counts a handler body, the
+//! conversion of secondary key arrays and row lock modes.
 
 use riptide::Error;
 use riptide_handler::{HandlerError, RowLock, SecondaryKey};
 
-use crate::ffi_util::{CResult, Out, bytes, guard_status};
+use crate::ffi_util::{CResult, ErrMsg, Out, bytes};
 use crate::handler_session::{
     RIPTIDE_ROW_LOCK_EXCLUSIVE, RIPTIDE_ROW_LOCK_EXCLUSIVE_SKIP_LOCKED, RIPTIDE_ROW_LOCK_NONE,
     RIPTIDE_ROW_LOCK_SHARED, RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED, riptide_hkey_t,
@@ -31,53 +29,72 @@ pub(crate) fn handler_status(
     }
 }
 
-/// Runs a body returning handler results under the panic guard, and counts the call
-/// (`riptide_handler_calls`).
-///
-/// # Safety
-///
-/// `errmsg` is NULL or writable.
-pub(crate) unsafe fn hguard(
-    errmsg: *mut *mut c_char,
+/// Runs a body returning handler results under the panic guard of `errmsg`, and counts the
+/// call (`riptide_handler_calls`).
+pub(crate) fn hguard(
+    errmsg: ErrMsg,
+    body: impl FnOnce() -> Result<(), HandlerError>,
+) -> riptide_status_t {
+    hguard_dup(errmsg, None, body)
+}
+
+/// As [`hguard`], for a row write: a duplicate key also writes its index to `dup` (the
+/// optional out-parameter `dup_index`).
+pub(crate) fn hguard_dup(
+    errmsg: ErrMsg,
+    dup: Option<Out<usize>>,
     body: impl FnOnce() -> Result<(), HandlerError>,
 ) -> riptide_status_t {
     crate::calls::count();
-    // SAFETY: `errmsg` is NULL or writable, per this function's contract.
-    unsafe { guard_status(errmsg, || body().map_err(|e| handler_status(e, None))) }
+    errmsg.guard_status(|| body().map_err(|e| handler_status(e, dup.as_ref())))
 }
 
-/// The secondary keys `(keys, n)`.
-///
-/// # Safety
-///
-/// `keys` is NULL (with `n` 0) or points to `n` readable `riptide_hkey_t` whose byte strings
-/// are readable and unchanged during `'a`.
-pub(crate) unsafe fn sec_keys<'a>(
-    keys: *const riptide_hkey_t,
-    n: usize,
-) -> CResult<Vec<SecondaryKey<'a>>> {
-    if n == 0 {
-        return Ok(Vec::new());
+/// A converted array parameter of secondary keys `(keys, n)`: the `riptide_hkey_t` entries,
+/// each of whose byte strings `(data, len)` follows the byte string rule (`ffi_util` module
+/// docs) during `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct HKeys<'a>(&'a [riptide_hkey_t]);
+
+impl<'a> HKeys<'a> {
+    /// Checks the array `(keys, n)`: NULL with a nonzero count is `InvalidArgument`; with
+    /// `n` 0 the pointer is not read. Reads no key bytes yet ([`HKeys::secondary_keys`]).
+    ///
+    /// # Safety
+    ///
+    /// `(keys, n)` follows the array rule (`ffi_util` module docs) during `'a`: NULL with
+    /// `n` 0, or `n` readable `riptide_hkey_t` that nothing writes, each `(data, len)`
+    /// following the byte string rule.
+    pub(crate) unsafe fn new(keys: *const riptide_hkey_t, n: usize) -> CResult<HKeys<'a>> {
+        if n == 0 {
+            return Ok(HKeys(&[]));
+        }
+        if keys.is_null() {
+            return Err(Error::invalid_argument(format!(
+                "parameter `keys` is NULL but its count is {n}"
+            )));
+        }
+        // SAFETY: `keys` is not NULL, so by the array rule (this function's contract) it
+        // points to `n` readable `riptide_hkey_t` (aligned and initialised) that nothing
+        // writes during `'a`; being readable memory, they span at most `isize::MAX` bytes.
+        Ok(HKeys(unsafe { std::slice::from_raw_parts(keys, n) }))
     }
-    if keys.is_null() {
-        return Err(Error::invalid_argument(format!(
-            "parameter `keys` is NULL but its count is {n}"
-        )));
-    }
-    // SAFETY: per this function's contract, `keys` points to `n` readable entries.
-    let slice = unsafe { std::slice::from_raw_parts(keys, n) };
-    slice
-        .iter()
-        .map(|k| {
-            // SAFETY: per this function's contract, each key's bytes are readable and
-            // unchanged during `'a`.
-            let key = unsafe { bytes(k.data, k.len, "keys[].data") }?;
-            Ok(SecondaryKey {
-                key,
-                has_null: k.has_null,
+
+    /// The keys as the handler takes them; a key with NULL data and a nonzero length is
+    /// `InvalidArgument` (the first such key in order).
+    pub(crate) fn secondary_keys(self) -> CResult<Vec<SecondaryKey<'a>>> {
+        self.0
+            .iter()
+            .map(|k| {
+                // SAFETY: `HKeys::new` required each key's `(data, len)` to follow the byte
+                // string rule during `'a`, which is what `bytes` needs.
+                let key = unsafe { bytes(k.data, k.len, "keys[].data") }?;
+                Ok(SecondaryKey {
+                    key,
+                    has_null: k.has_null,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }
 
 /// The `RowLock` of a `RIPTIDE_ROW_LOCK_*` value, and whether it is a `SKIP LOCKED` mode.

@@ -43,22 +43,6 @@ impl ValueOut {
         }
     }
 
-    /// Checks the three out-parameters, as [`ValueOut::check`], and clears them.
-    ///
-    /// # Safety
-    ///
-    /// As [`ValueOut::check`].
-    pub(crate) unsafe fn new(
-        value: *mut *mut c_char,
-        value_len: *mut usize,
-        found: *mut bool,
-    ) -> CResult<ValueOut> {
-        // SAFETY: `check` has this function's contract.
-        let out = unsafe { ValueOut::check(value, value_len, found) }?;
-        out.clear();
-        Ok(out)
-    }
-
     /// Puts the out-parameters in their "not found" state: NULL, 0, false.
     pub(crate) fn clear(&self) {
         self.value.set(std::ptr::null_mut());

@@ -62,29 +62,6 @@ pub(crate) fn xid(format_id: i32, gtrid: CResult<&[u8]>, bqual: CResult<&[u8]>) 
     Xid::new(format_id, gtrid?, bqual?)
 }
 
-/// [`xid`] from the raw parameters, for the modules not converted to the ffi_util pattern yet.
-///
-/// # Safety
-///
-/// `(gtrid, gtrid_len)` and `(bqual, bqual_len)` follow the byte string rule (`ffi_util`
-/// module docs).
-pub(crate) unsafe fn xid_from_parts(
-    format_id: i32,
-    gtrid: *const c_char,
-    gtrid_len: usize,
-    bqual: *const c_char,
-    bqual_len: usize,
-) -> CResult<Xid> {
-    // SAFETY: `bytes` needs the byte string rule for both pairs, this function's contract.
-    let (g, b) = unsafe {
-        (
-            bytes(gtrid, gtrid_len, "gtrid"),
-            bytes(bqual, bqual_len, "bqual"),
-        )
-    };
-    xid(format_id, g, b)
-}
-
 /// Lists the xids of every prepared transaction not finished yet (recovered from the WAL at
 /// open, or prepared since): `*xids` receives an array of `*count` entries, to free with
 /// `riptide_free` (never NULL on success, even when empty).
