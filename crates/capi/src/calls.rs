@@ -1,8 +1,10 @@
 //! How many times the handler layer's C functions (`riptide_handler_*`, `riptide_htable_*`,
 //! `riptide_hsession_*`, `riptide_hcursor_*`) were called: what the MariaDB plugin costs in
 //! calls across the boundary per row (each call also checks its handles and runs under the
-//! panic guard). The MariaDB plugin shows it as the status variable
-//! `riptide_handler_calls`; an mtr test bounds the calls per row of each kind of statement.
+//! panic guard). It is a statistic of the library ([`LIBRARY_STATS`], after the engine's in
+//! the statistics table), so the MariaDB plugin shows it as the status variable
+//! `Riptide_handler_calls`; an mtr test (`ffi_calls`) bounds the calls per row of everyday
+//! statements.
 //!
 //! A striped counter: each thread adds to one of [`STRIPES`] cache-line-sized cells, so
 //! connections counting at the same time do not fight over one cache line.
@@ -40,10 +42,27 @@ pub(crate) fn count() {
     }
 }
 
+/// A statistic the C library keeps itself: name, one-line doc, current value (a counter).
+pub(crate) type LibraryStat = (&'static str, &'static str, fn() -> u64);
+
+/// The library's own statistics, listed after the engine's in the statistics table
+/// (`riptide_stat_at`, `riptide_stats_fill`). A new one is one line here.
+pub(crate) const LIBRARY_STATS: &[LibraryStat] = &[(
+    "handler_calls",
+    "calls of the handler layer's C functions (riptide_handler_*, _htable_*, _hsession_*, \
+     _hcursor_*) since the library was loaded",
+    total,
+)];
+
+/// The count, summed over the cells.
+fn total() -> u64 {
+    COUNTS.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+}
+
 /// Calls of the handler layer's C functions since the library was loaded (all threads).
 #[unsafe(no_mangle)]
 pub extern "C" fn riptide_handler_calls() -> u64 {
-    COUNTS.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    total()
 }
 
 #[cfg(test)]

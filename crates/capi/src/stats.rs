@@ -1,12 +1,13 @@
-//! Statistics: the table of `riptide::Statistics::TABLE` (name, doc, kind per statistic),
-//! every value filled in one call, and the text report. Nothing here is declared per
-//! statistic.
+//! Statistics: the table of `riptide::Statistics::TABLE` (name, doc, kind per statistic)
+//! followed by the library's own (`calls::LIBRARY_STATS`), every value filled in one call,
+//! and the text report. Nothing here is declared per statistic.
 
 use std::ffi::{CString, c_char};
 use std::sync::LazyLock;
 
 use riptide::{Error, StatKind, StatValue, Statistics};
 
+use crate::calls::LIBRARY_STATS;
 use crate::db::riptide_db_t;
 use crate::ffi_util::{Out, arg_ref, guard, guard_value, null_arg};
 use crate::memory::malloc_string;
@@ -64,7 +65,7 @@ static STATS: LazyLock<StatTable> = LazyLock::new(|| {
         strings.push(c);
         p
     };
-    let entries = Statistics::TABLE
+    let mut entries: Vec<riptide_stat_t> = Statistics::TABLE
         .iter()
         .map(|s| riptide_stat_t {
             name: keep(s.name),
@@ -76,6 +77,11 @@ static STATS: LazyLock<StatTable> = LazyLock::new(|| {
             },
         })
         .collect();
+    entries.extend(LIBRARY_STATS.iter().map(|(name, doc, _)| riptide_stat_t {
+        name: keep(name),
+        doc: keep(doc),
+        kind: RIPTIDE_STAT_COUNTER,
+    }));
     StatTable {
         entries,
         _strings: strings,
@@ -132,11 +138,14 @@ pub unsafe extern "C" fn riptide_stats_fill(
             // `riptide_stat_value_t` is plain data and `count` values fit in `isize`.
             let out = std::slice::from_raw_parts_mut(values, count);
             let mut specs = Statistics::TABLE.iter();
+            let mut library = LIBRARY_STATS.iter();
             for slot in out {
                 *slot = match specs.next().map(|s| s.value(&stats)) {
                     Some(StatValue::Ratio(ratio)) => riptide_stat_value_t { ratio },
                     Some(StatValue::Integer(integer)) => riptide_stat_value_t { integer },
-                    None => riptide_stat_value_t { integer: 0 },
+                    None => riptide_stat_value_t {
+                        integer: library.next().map_or(0, |(_, _, value)| value()),
+                    },
                 };
             }
             Ok(())
@@ -194,9 +203,18 @@ mod tests {
     }
 
     #[test]
-    fn the_table_is_statistics_table() {
-        assert_eq!(riptide_stat_count(), Statistics::TABLE.len());
+    fn the_table_is_statistics_table_then_the_library_s() {
+        let engine = Statistics::TABLE.len();
+        assert_eq!(riptide_stat_count(), engine + LIBRARY_STATS.len());
         assert!(riptide_stat_at(riptide_stat_count()).is_null());
+        for (i, (name, doc, _)) in LIBRARY_STATS.iter().enumerate() {
+            let e = stat(engine + i);
+            assert_eq!(
+                (text(e.name), text(e.doc)),
+                (name.to_string(), doc.to_string())
+            );
+            assert_eq!(e.kind, RIPTIDE_STAT_COUNTER);
+        }
         for (i, spec) in Statistics::TABLE.iter().enumerate() {
             let e = stat(i);
             assert_eq!(text(e.name), spec.name);
@@ -263,6 +281,12 @@ mod tests {
             assert_eq!(values[index("lock_granted").unwrap()].integer, 0);
             let amp = values[index("write_amplification").unwrap()].ratio;
             assert!(amp > 1.0 && amp.is_finite(), "{amp}");
+            // The library's counter of handler calls comes after the engine's statistics.
+            crate::calls::count();
+            assert!(
+                values[index("handler_calls").unwrap()].integer
+                    <= crate::calls::riptide_handler_calls()
+            );
             // Past the table: zeros.
             assert_eq!(values[n].integer, 0);
             assert_eq!(values[n + 1].integer, 0);

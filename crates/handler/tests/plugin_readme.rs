@@ -160,7 +160,33 @@ fn every_system_variable_has_its_row_with_its_default_and_range() {
 #[test]
 fn the_status_variables_it_names_exist_and_fit_the_plugin() {
     let text = readme();
-    let names: BTreeSet<&str> = Statistics::TABLE.iter().map(|s| s.name).collect();
+    let mut names: BTreeSet<&str> = Statistics::TABLE.iter().map(|s| s.name).collect();
+    // The C library's own statistics come after the engine's (`LIBRARY_STATS` in
+    // crates/capi/src/calls.rs, which depends on this crate, so read from its source: each
+    // entry starts with its name on the line after `(`).
+    let calls = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../capi/src/calls.rs"),
+    )
+    .expect("crates/capi/src/calls.rs");
+    let library: Vec<String> = calls
+        .split("LIBRARY_STATS: &[LibraryStat] = &[")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .map(|block| {
+            block
+                .lines()
+                .zip(block.lines().skip(1))
+                .filter(|(a, _)| a.trim_end().ends_with('('))
+                .filter_map(|(_, b)| b.trim().strip_prefix('"')?.split('"').next())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        library.iter().any(|n| n == "handler_calls"),
+        "LIBRARY_STATS not found in crates/capi/src/calls.rs: {library:?}"
+    );
+    names.extend(library.iter().map(String::as_str));
     let mut stale = Vec::new();
     for (at, _) in text.match_indices("Riptide_") {
         let rest = &text[at + "Riptide_".len()..];
