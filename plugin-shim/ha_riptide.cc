@@ -179,6 +179,7 @@ int ha_riptide::use_cursor(uint index)
   cursor_index= index;
   cursor_mode= RIPTIDE_HCURSOR_SNAPSHOT;
   cursor_dirty= false;
+  range_end_set= false;
   keys_only= false;
   return 0;
 }
@@ -192,6 +193,7 @@ void ha_riptide::reset_cursor()
     riptide_hcursor_reset(cursor);
   cursor_dirty= false;
   keys_only= false;
+  range_end_set= false;
 }
 
 void ha_riptide::close_cursor()
@@ -258,16 +260,18 @@ void ha_riptide::plan_keyread(riptide_hsession_t *s)
 /* Tells a locking read where its range ends (handler::end_range, set by
    read_range_first before it positions, reset by ha_index_init), so that its forward steps
    do not lock past it: up to and including the end key for HA_READ_AFTER_KEY (and EXACT),
-   below it for HA_READ_BEFORE_KEY, as compare_key decides. None for plain reads (HANDLER
-   reads go on past a range). */
-int ha_riptide::set_range_end()
+   below it for HA_READ_BEFORE_KEY, as compare_key decides. A backward read (`forward`
+   false) has none: the steps after it go on to the end. Plain reads keep none (HANDLER
+   reads go on past a range). A call only when the end is or was set. */
+int ha_riptide::set_range_end(bool forward)
 {
   bool locking= cursor_mode != RIPTIDE_HCURSOR_SNAPSHOT;
-  if (!locking)
+  bool has_end= forward && end_range;
+  if (!locking || (!has_end && !range_end_set))
     return 0;
   std::string end;
   bool inclusive= false;
-  if (end_range)
+  if (has_end)
   {
     codec.encode_key_image(ha_thd(), active_index, end_range->key, end_range->keypart_map,
                            &end);
@@ -276,8 +280,11 @@ int ha_riptide::set_range_end()
   char *err= nullptr;
   cursor_dirty= true;
   riptide_status_t st= riptide_hcursor_set_range_end(
-      cursor, end_range ? end.data() : nullptr, end.size(), inclusive, &err);
-  return st == RIPTIDE_OK ? 0 : status_error(st, err);
+      cursor, has_end ? end.data() : nullptr, end.size(), inclusive, &err);
+  if (st != RIPTIDE_OK)
+    return status_error(st, err);
+  range_end_set= has_end;
+  return 0;
 }
 
 /* Fills record `buf` from the cursor's row (row_): from its key tuples for a keys-only
@@ -566,11 +573,8 @@ int ha_riptide::index_read_map(uchar *buf, const uchar *key, key_part_map keypar
   }
   int32_t how= seek_of(find_flag);
   bool forward= how == RIPTIDE_HSEEK_AT_OR_AFTER || how == RIPTIDE_HSEEK_AFTER;
-  if (forward)
-  {
-    if (int error= set_range_end())
-      return error;
-  }
+  if (int error= set_range_end(forward))
+    return error;
   /* An exact read (of one key prefix) only returns rows of that prefix; a forward one
      ends with it (no lock past it, nor past the range). */
   bool exact= find_flag == HA_READ_KEY_EXACT || find_flag == HA_READ_PREFIX ||
@@ -650,7 +654,7 @@ int ha_riptide::index_first(uchar *buf)
   if (int error= set_cursor_mode(wanted_cursor_mode()))
     return error;
   plan_keyread(s);
-  if (int error= set_range_end())
+  if (int error= set_range_end(true))
     return error;
   char *err= nullptr;
   cursor_dirty= true;
@@ -672,6 +676,8 @@ int ha_riptide::index_last(uchar *buf)
   if (int error= set_cursor_mode(wanted_cursor_mode()))
     return error;
   plan_keyread(s);
+  if (int error= set_range_end(false))
+    return error;
   char *err= nullptr;
   cursor_dirty= true;
   riptide_status_t st= riptide_hcursor_last(s, cursor, &row_, &err);

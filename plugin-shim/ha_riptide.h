@@ -146,6 +146,8 @@ private:
   /* The cursor may hold an iterator, moved rows, a range end or a keys-only grant (a call
      other than riptide_hcursor_get was made since its last reset): reset_cursor resets it. */
   bool cursor_dirty= false;
+  /* A range end is set on the cursor (set_range_end). */
+  bool range_end_set= false;
   /* What the last cursor call returned (views into the cursor until its next call). */
   riptide_hrow_t row_{};
   /* The reference of the row read last (its primary key tuple, or its hidden row id):
@@ -201,7 +203,7 @@ private:
   int32_t wanted_cursor_mode() const;
   int set_cursor_mode(int32_t mode);
   void plan_keyread(riptide_hsession_t *s);
-  int set_range_end();
+  int set_range_end(bool forward);
   int row_from_cursor(uchar *buf, bool *rejected);
   int deliver(riptide_hsession_t *s, uchar *buf, bool forward, const std::string *within);
   int cursor_status(riptide_status_t st, char *err);
