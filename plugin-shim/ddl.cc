@@ -189,7 +189,8 @@ int ha_riptide::create(const char *name, TABLE *form, HA_CREATE_INFO *create_inf
        (computed into the record before every write) and checks duplicates itself with an
        exact index read of the hash (handler::check_duplicate_long_entry_key). Riptide
        stores it as a NON-unique index (rows may share a hash); index_read_map makes that
-       read safe against concurrent inserts (hash_lookup_prepare). */
+       read safe against concurrent inserts (the value is locked first and the cursor
+       reads the newest committed entries: ha_riptide.cc, index_read_map). */
     bool long_hash= k->algorithm == HA_KEY_ALG_LONG_HASH;
     for (uint j= 0; j < k->user_defined_key_parts; j++)
       if (!k->key_part[j].field->stored_in_db() &&

@@ -83,8 +83,8 @@
 
 // Row lock mode: shared, never waiting (`LOCK IN SHARE MODE SKIP LOCKED`). With
 // `riptide_hsession_get_row`, a row another session holds in a conflicting mode is
-// reported as `RIPTIDE_BUSY` (skip it); with `riptide_hsession_iter_create_locking`, the
-// iterator steps over such entries.
+// reported as `RIPTIDE_BUSY` (skip it). Cursors have modes of the same values
+// (`RIPTIDE_HCURSOR_SHARED_SKIP_LOCKED`), which step over such rows.
 #define RIPTIDE_ROW_LOCK_SHARED_SKIP_LOCKED 3
 
 // Row lock mode: exclusive, never waiting (`FOR UPDATE SKIP LOCKED`); as

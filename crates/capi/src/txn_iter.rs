@@ -147,8 +147,7 @@ pub unsafe extern "C" fn riptide_txn_iter_create_locking(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn riptide_txn_iter_destroy(iter: *mut riptide_txn_iter_t) {
     // SAFETY: per `# Safety`, `iter` follows the freed handle rule of the ffi_util contract:
-    // NULL or made by `riptide_txn_iter_create*` (or `riptide_hsession_iter_create*`) and
-    // never used again.
+    // NULL or made by `riptide_txn_iter_create*` and never used again.
     unsafe { destroy_handle(iter) }
 }
 
