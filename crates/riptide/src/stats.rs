@@ -316,6 +316,8 @@ statistics! {
         gauge gap_locks = |s: &Statistics| s.locks.gap_locks,
         /// Inserts that waited for another transaction's gap lock (also in `lock_waits`).
         counter insert_waits = |s: &Statistics| s.locks.insert_waits,
+        /// Row-lock requests and inserts waiting now (InnoDB's Innodb_row_lock_current_waits).
+        gauge lock_waiting = |s: &Statistics| s.locks.waiting,
         /// Tables in L0 now, all column families: a read may have to look in each, and
         /// writes slow down at `l0_slowdown_trigger` and stop at `l0_stop_trigger` of them
         /// (RocksDB `rocksdb.num-files-at-level0`).

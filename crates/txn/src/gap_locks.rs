@@ -167,6 +167,8 @@ struct GapState {
     timeouts: u64,
     deadlocks: u64,
     interrupts: u64,
+    /// Insert intentions waiting now.
+    waiting: u64,
 }
 
 impl GapState {
@@ -211,6 +213,7 @@ pub(crate) struct GapCounters {
     pub(crate) timeouts: u64,
     pub(crate) deadlocks: u64,
     pub(crate) interrupts: u64,
+    pub(crate) waiting: u64,
 }
 
 impl GapTable {
@@ -341,6 +344,7 @@ impl GapTable {
             timeouts: st.timeouts,
             deadlocks: st.deadlocks,
             interrupts: st.interrupts,
+            waiting: st.waiting,
         }
     }
 
@@ -395,6 +399,7 @@ impl GapTable {
         let started = Instant::now();
         let deadline = started.checked_add(timeout);
         st.waits += 1;
+        st.waiting += 1;
         let mut recorded: Vec<TxnId> = Vec::new();
         let outcome = loop {
             if let Some(graph) = graph
@@ -456,6 +461,7 @@ impl GapTable {
             graph.remove(txn);
         }
         st.wait_time += started.elapsed();
+        st.waiting = st.waiting.saturating_sub(1);
         outcome
     }
 }

@@ -165,6 +165,8 @@ pub struct LockManagerStats {
     /// Requests (row locks and insert intentions) whose wait an [`Interrupt`] ended, with
     /// [`ErrorKind::Interrupted`].
     pub interrupts: u64,
+    /// Requests (row locks and insert intentions) waiting now.
+    pub waiting: u64,
 }
 
 /// The holders of one key: either one exclusive holder or any number of shared ones. The
@@ -322,6 +324,8 @@ struct Counters {
     timeouts: u64,
     deadlocks: u64,
     interrupts: u64,
+    /// Requests waiting now (from the start of a wait to [`LockManager::finish_wait`]).
+    waiting: u64,
 }
 
 /// How many keys [`LockManager::unlock_all`] sorts by stripe at a time.
@@ -569,6 +573,7 @@ impl LockManager {
         let started = Instant::now();
         let deadline = started.checked_add(timeout);
         state.counters.waits += 1;
+        state.counters.waiting += 1;
         if mode == LockMode::Exclusive
             && let Some(entry) = state.entry_mut(t)
         {
@@ -902,6 +907,7 @@ impl LockManager {
             stats.timeouts += c.timeouts;
             stats.deadlocks += c.deadlocks;
             stats.interrupts += c.interrupts;
+            stats.waiting += c.waiting;
             let locked: usize = state.keys.iter().filter(|e| !e.holders.is_empty()).count();
             stats.locked_keys += locked as u64;
         }
@@ -913,6 +919,7 @@ impl LockManager {
         stats.timeouts += gaps.timeouts;
         stats.deadlocks += gaps.deadlocks;
         stats.interrupts += gaps.interrupts;
+        stats.waiting += gaps.waiting;
         stats
     }
 
@@ -969,6 +976,7 @@ impl LockManager {
             graph.remove(wait.txn);
         }
         state.counters.wait_time += wait.started.elapsed();
+        state.counters.waiting = state.counters.waiting.saturating_sub(1);
     }
 }
 

@@ -92,9 +92,11 @@ fn insert_waits_until_the_gap_is_released() {
     };
     wait_until("the insert waits", || lm.waiting_txns() == 1);
     assert!(rx.try_recv().is_err(), "the insert did not wait");
+    wait_until("the gauge counts the insert", || lm.stats().waiting == 1);
     lm.unlock_gaps(1);
     inserter.join().unwrap().unwrap();
     assert_eq!(lm.waiting_txns(), 0);
+    assert_eq!(lm.stats().waiting, 0);
 }
 
 #[test]

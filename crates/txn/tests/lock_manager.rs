@@ -67,11 +67,14 @@ fn exclusive_waits_for_shared_release() {
     };
     wait_until("txn 2 waits", || lm.stats().waits == 1);
     assert!(rx.try_recv().is_err(), "granted while txn 1 holds the key");
+    // The gauge of waiting requests says so while the wait lasts.
+    assert_eq!(lm.stats().waiting, 1);
     assert!(lm.unlock(1, 0, b"k"));
     waiter.join().unwrap().unwrap();
     assert_eq!(lm.holders(0, b"k"), vec![(2, LockMode::Exclusive)]);
     let stats = lm.stats();
     assert_eq!((stats.granted, stats.waits, stats.timeouts), (2, 1, 0));
+    assert_eq!(stats.waiting, 0);
     assert_eq!(lm.waiting_txns(), 0);
 }
 
@@ -106,7 +109,7 @@ fn wait_times_out() {
     assert_eq!(err.kind(), ErrorKind::TimedOut);
     assert!(err.to_string().contains("timeout 0"), "{err}");
     let stats = lm.stats();
-    assert_eq!((stats.timeouts, stats.waits), (2, 1));
+    assert_eq!((stats.timeouts, stats.waits, stats.waiting), (2, 1, 0));
     assert_eq!(lm.holders(3, b"row\x00"), vec![(1, LockMode::Exclusive)]);
     assert_eq!(lm.waiting_txns(), 0);
 }

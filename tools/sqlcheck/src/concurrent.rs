@@ -3,10 +3,14 @@
 //! step's outcome is compared, including whether it blocked on a lock.
 //!
 //! Each session runs on a thread of its own; the driver hands a step to its session and
-//! waits up to `block` (default 200 ms) for the answer: a step still running then is
-//! *blocked* (a lock wait), and the driver goes on with the other session. A blocked step's
-//! answer is collected before its session's next step (or at the end); the lock wait
-//! timeouts are 2 s on both engines, so a step blocked for good ends with 1205.
+//! waits for the answer. A step still running after `block` (default 200 ms) is *blocked*
+//! when it waits for a lock, which the engine's gauge of lock waits tells
+//! (`Riptide_lock_waiting`, `Innodb_row_lock_current_waits`): then the driver goes on with
+//! the other session. A step that merely runs slowly (a busy machine) is waited for, so
+//! the order of the steps does not depend on the machine's load. A blocked step's answer
+//! is collected before its session's next step (or at the end), and right after a step of
+//! the other session that let it go on; the lock wait timeouts are 2 s on both engines, so
+//! a step blocked for good ends with 1205.
 //!
 //! The shapes are those where InnoDB's answer is well-defined (one of them per schedule,
 //! `Kind::C*`): session A runs one transaction; session B runs autocommit statements that
@@ -18,7 +22,7 @@
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
@@ -598,6 +602,21 @@ pub fn run(
             .query_drop(s)
             .with_context(|| format!("schedule setup `{s}`"))?;
     }
+    // The engine's gauge of lock waits in progress (global: only this schedule's two
+    // sessions run while it runs).
+    let gauge = if engine == "RIPTIDE" {
+        "Riptide_lock_waiting"
+    } else {
+        "Innodb_row_lock_current_waits"
+    };
+    let waiting = move |admin: &mut mysql::Conn| -> u64 {
+        admin
+            .query_first::<(String, String), _>(format!("SHOW GLOBAL STATUS LIKE '{gauge}'"))
+            .ok()
+            .flatten()
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
+    };
     let init = session_init(sched.level);
     let sessions = [
         Session::start(server, db, &init)?,
@@ -635,21 +654,42 @@ pub fn run(
         if s.tx.send(step.sql.clone()).is_err() {
             break;
         }
-        match s.rx.recv_timeout(block) {
-            Ok(o) => {
-                if let Some(slot) = out.get_mut(i) {
-                    *slot = Some(StepOutcome {
-                        outcome: o,
-                        blocked: false,
-                    });
+        // The other session's blocked step, if any, counts in the gauge: this one is blocked
+        // when the gauge shows more waits than that.
+        let others_blocked = pending
+            .iter()
+            .enumerate()
+            .filter(|&(k, p)| k != step.session && p.is_some())
+            .count() as u64;
+        let sent = Instant::now();
+        let mut gone = false;
+        loop {
+            match s.rx.recv_timeout(block) {
+                Ok(o) => {
+                    if let Some(slot) = out.get_mut(i) {
+                        *slot = Some(StepOutcome {
+                            outcome: o,
+                            blocked: false,
+                        });
+                    }
+                    break;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if waiting(&mut admin) > others_blocked || sent.elapsed() >= long {
+                        if let Some(slot) = pending.get_mut(step.session) {
+                            *slot = Some(i);
+                        }
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    gone = true;
+                    break;
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {
-                if let Some(slot) = pending.get_mut(step.session) {
-                    *slot = Some(i);
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if gone {
+            break;
         }
         // A step this one unblocked (a COMMIT, a ROLLBACK) finishes now, before the next
         // step: else the next step would race with it.
@@ -658,17 +698,29 @@ pub fn run(
                 if k == step.session {
                     continue;
                 }
-                if let Some(p) = pending.get(k).copied().flatten()
-                    && let Ok(o) = other.rx.recv_timeout(block)
-                {
-                    if let Some(slot) = out.get_mut(p) {
-                        *slot = Some(StepOutcome {
-                            outcome: o,
-                            blocked: true,
-                        });
-                    }
-                    if let Some(slot) = pending.get_mut(k) {
-                        *slot = None;
+                let Some(p) = pending.get(k).copied().flatten() else {
+                    continue;
+                };
+                // It finishes now unless it still waits for a lock (then it stays pending);
+                // a slow one is waited for.
+                let since = Instant::now();
+                loop {
+                    match other.rx.recv_timeout(block) {
+                        Ok(o) => {
+                            if let Some(slot) = out.get_mut(p) {
+                                *slot = Some(StepOutcome {
+                                    outcome: o,
+                                    blocked: true,
+                                });
+                            }
+                            if let Some(slot) = pending.get_mut(k) {
+                                *slot = None;
+                            }
+                            break;
+                        }
+                        Err(RecvTimeoutError::Timeout)
+                            if waiting(&mut admin) == 0 && since.elapsed() < long => {}
+                        Err(_) => break,
                     }
                 }
             }
