@@ -1272,6 +1272,8 @@ impl State {
                 if st == RIPTIDE_OK {
                     assert!(!h.is_null());
                     self.handler = h;
+                    // A new handler starts at key format 0.
+                    self.key_format = 0;
                     self.drop_temporaries();
                 } else if !null_out.set() {
                     assert!(h.is_null(), "{what}: a failed open left a handle");
