@@ -20,6 +20,7 @@ use std::ptr::{null, null_mut};
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use riptide_capi::*;
+use riptide_fuzz::capi::{Bytes, Pick, ValueOut, checked_call, pick, set_small_options, take};
 use riptide_fuzz::temp_dir;
 
 /// `ON` or `OFF`, as `riptide_options_set_by_name` reads a bool.
@@ -29,48 +30,6 @@ fn on_off(v: bool) -> String {
 
 /// At most this many live handles of each kind.
 const MAX_HANDLES: usize = 6;
-
-/// A byte string argument `(data, len)`.
-#[derive(Arbitrary, Debug, Clone)]
-enum Bytes {
-    /// `(NULL, 0)`: the empty string.
-    Null,
-    /// `(NULL, n > 0)`: must be refused.
-    NullWithLen(u8),
-    /// Real bytes, short so that writes meet.
-    Data(Vec<u8>),
-    /// One of a few keys.
-    Key(u8),
-}
-
-impl Bytes {
-    /// The owned bytes (kept alive by the caller for the call).
-    fn owned(&self) -> Option<Vec<u8>> {
-        match self {
-            Bytes::Null | Bytes::NullWithLen(_) => None,
-            Bytes::Data(v) => Some(v.iter().copied().take(64).collect()),
-            Bytes::Key(k) => Some(vec![b'k', b'0' + k % 8]),
-        }
-    }
-
-    /// True when the pair is NULL data with a nonzero length.
-    fn is_bad(&self) -> bool {
-        matches!(self, Bytes::NullWithLen(_))
-    }
-
-    /// The `(pointer, length)` pair for `owned`.
-    fn arg(&self, owned: &Option<Vec<u8>>) -> (*const c_char, usize) {
-        match (self, owned) {
-            (Bytes::NullWithLen(n), _) => (null(), usize::from(*n).max(1)),
-            (_, Some(v)) => (v.as_ptr().cast(), v.len()),
-            _ => (null(), 0),
-        }
-    }
-}
-
-/// A handle argument: NULL or one of the live handles of that kind.
-#[derive(Arbitrary, Debug, Clone, Copy)]
-struct Pick(u8);
 
 /// What to pass as the database path.
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -192,25 +151,6 @@ struct State {
     errmsg_null: bool,
 }
 
-fn pick<T: Copy>(v: &[T], p: Pick) -> Option<T> {
-    if p.0 == 0 || v.is_empty() {
-        None
-    } else {
-        v.get(usize::from(p.0 - 1) % v.len()).copied()
-    }
-}
-
-fn take<T: Copy>(v: &mut Vec<T>, p: Pick) -> Option<T> {
-    if v.is_empty() {
-        return None;
-    }
-    let i = usize::from(p.0) % v.len();
-    Some(v.remove(i))
-}
-
-/// Status codes the ABI defines.
-const MAX_STATUS: i32 = riptide_status_t::RIPTIDE_INTERRUPTED as i32;
-
 impl State {
     /// Runs one fallible call with an `errmsg` out-parameter (or NULL) and checks the status
     /// and the message; returns the status.
@@ -219,43 +159,7 @@ impl State {
         what: &str,
         f: impl FnOnce(*mut *mut c_char) -> riptide_status_t,
     ) -> riptide_status_t {
-        let mut err: *mut c_char = null_mut();
-        let status = f(if self.errmsg_null {
-            null_mut()
-        } else {
-            &mut err
-        });
-        let code = status as i32;
-        assert!(
-            (0..=MAX_STATUS).contains(&code),
-            "{what}: status {code} out of range"
-        );
-        // SAFETY: a message the library set is a NUL-terminated malloc'd string.
-        let msg = (!err.is_null()).then(|| {
-            unsafe { CStr::from_ptr(err) }
-                .to_string_lossy()
-                .into_owned()
-        });
-        // SAFETY: `err` is NULL or the library's malloc'd message, freed once.
-        unsafe { riptide_free(err.cast()) };
-        assert!(
-            status != riptide_status_t::RIPTIDE_INTERNAL,
-            "{what}: RIPTIDE_INTERNAL (a bug): {msg:?}"
-        );
-        if !self.errmsg_null {
-            if status == riptide_status_t::RIPTIDE_OK {
-                assert!(msg.is_none(), "{what}: success with a message {msg:?}");
-            } else {
-                assert!(
-                    msg.as_deref().is_some_and(|m| !m.is_empty()),
-                    "{what}: {status:?} without a message"
-                );
-            }
-        }
-        // SAFETY: status names are static strings.
-        let name = unsafe { CStr::from_ptr(riptide_status_name(code)) };
-        assert!(!name.to_bytes().is_empty());
-        status
+        checked_call(what, self.errmsg_null, f)
     }
 
     fn path(&self, p: PathArg) -> Option<CString> {
@@ -307,18 +211,6 @@ impl State {
 
     fn cf(&self, p: Pick) -> *const riptide_cf_t {
         pick(&self.cfs, p).map_or(null(), |c| c.cast_const())
-    }
-
-    /// Checks a value returned by a get: a found value is never NULL; frees it.
-    fn check_value(status: riptide_status_t, value: *mut c_char, len: usize, found: bool) {
-        if status == riptide_status_t::RIPTIDE_OK && found {
-            assert!(!value.is_null(), "a found value is NULL");
-            // SAFETY: the library returned `len` readable bytes at `value`.
-            let s = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), len) };
-            std::hint::black_box(s.iter().map(|&b| u32::from(b)).sum::<u32>());
-        }
-        // SAFETY: `value` is NULL or the library's malloc'd value, freed once.
-        unsafe { riptide_free_value(value, len) };
     }
 
     fn set_option(&mut self, which: u8, o: &OptSet) {
@@ -574,27 +466,13 @@ impl State {
                 let (kp, kl) = k.arg(&ko);
                 let cf = self.cf(*c);
                 let snap = pick(&self.snapshots, *s).map_or(null(), |p| p.cast_const());
-                let mut value: *mut c_char = null_mut();
-                let mut len = 0usize;
-                let mut found = false;
-                let (vp, lp, fp): (*mut *mut c_char, *mut usize, *mut bool) = (
-                    if nulls & 1 != 0 {
-                        null_mut()
-                    } else {
-                        &mut value
-                    },
-                    if nulls & 2 != 0 { null_mut() } else { &mut len },
-                    if nulls & 4 != 0 {
-                        null_mut()
-                    } else {
-                        &mut found
-                    },
-                );
+                let mut out = ValueOut::default();
+                let (vp, lp, fp) = out.ptrs(*nulls);
                 // SAFETY: handles NULL or live; out-parameters NULL or writable.
                 let st = self.call(&what, |e| unsafe {
                     riptide_get(db, cf, snap, kp, kl, vp, lp, fp, e)
                 });
-                Self::check_value(st, value, len, found);
+                std::hint::black_box(out.take(st));
                 self.expect_refused(st, db.is_null() || k.is_bad() || nulls & 7 != 0, &what);
             }
             Op::Delete(c, k) | Op::SingleDelete(c, k) => {
@@ -887,22 +765,8 @@ impl State {
                 let ko = k.owned();
                 let (kp, kl) = k.arg(&ko);
                 let cf = self.cf(*c);
-                let mut value: *mut c_char = null_mut();
-                let mut len = 0usize;
-                let mut found = false;
-                let (vp, lp, fp): (*mut *mut c_char, *mut usize, *mut bool) = (
-                    if nulls & 1 != 0 {
-                        null_mut()
-                    } else {
-                        &mut value
-                    },
-                    if nulls & 2 != 0 { null_mut() } else { &mut len },
-                    if nulls & 4 != 0 {
-                        null_mut()
-                    } else {
-                        &mut found
-                    },
-                );
+                let mut out = ValueOut::default();
+                let (vp, lp, fp) = out.ptrs(*nulls);
                 let st = self.call(&what, |e| {
                     // SAFETY: handles NULL or live; out-parameters NULL or writable.
                     unsafe {
@@ -913,7 +777,7 @@ impl State {
                         }
                     }
                 });
-                Self::check_value(st, value, len, found);
+                std::hint::black_box(out.take(st));
                 self.expect_refused(st, t.is_null() || k.is_bad() || nulls & 7 != 0, &what);
             }
             Op::TxnPut(p, c, k, v) => {
@@ -1232,17 +1096,7 @@ fn run(ops: &[Op]) {
     assert!(!opts.is_null() && !scratch_opts.is_null() && !txn_opts.is_null());
     // SAFETY: live handles; NULL errmsg.
     unsafe {
-        // Small memtables and tables, so flushes and compactions happen; no fsync.
-        for (name, value) in [
-            (c"write_buffer_size", c"4096"),
-            (c"target_file_size", c"8192"),
-            (c"block_size", c"256"),
-            (c"sync_mode", c"none"),
-            (c"max_open_files", c"16"),
-        ] {
-            let st = riptide_options_set_by_name(opts, name.as_ptr(), value.as_ptr(), null_mut());
-            assert_eq!(st, riptide_status_t::RIPTIDE_OK, "{name:?}");
-        }
+        set_small_options(opts);
         riptide_txn_options_set_lock_timeout_ms(txn_opts, 1, null_mut());
     }
     let mut st = State {

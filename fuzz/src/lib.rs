@@ -1,6 +1,6 @@
 //! Helpers shared by Riptide's fuzz targets (`fuzz_targets/*.rs`): temporary directories,
-//! checksum repair (so mutated inputs get past the checksums into the decoders), and the seed
-//! corpus each target writes of itself.
+//! checksum repair (so mutated inputs get past the checksums into the decoders), the seed
+//! corpus each target writes of itself, and (module [`capi`]) what the C ABI targets share.
 //!
 //! # Seeds
 //!
@@ -11,6 +11,8 @@
 //! starts from deep, valid inputs instead of from nothing.
 
 use std::path::{Path, PathBuf};
+
+pub mod capi;
 
 use riptide_common::checksum::{checksum, checksum_parts};
 
