@@ -14,7 +14,7 @@ use riptide::{
 use crate::cursor::{Cursor, IterSlot};
 use crate::error::{HandlerError, Result};
 use crate::format::{
-    IndexKind, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
+    IndexKind, MAX_PK_LEN, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
     secondary_entry,
 };
 use crate::table::{Store, Table};
@@ -544,6 +544,7 @@ impl Session {
         row: &[u8],
     ) -> Result<()> {
         check_key_count(table, keys)?;
+        check_pk_len(table, pk)?;
         let data = self.store.data.clone();
         let pk_key = primary_key(table.primary().id, pk);
         if table.primary().kind == IndexKind::Primary
@@ -586,6 +587,8 @@ impl Session {
     ) -> Result<()> {
         check_key_count(table, old_keys)?;
         check_key_count(table, new_keys)?;
+        check_pk_len(table, old_pk)?;
+        check_pk_len(table, new_pk)?;
         let data = self.store.data.clone();
         let pid = table.primary().id;
         let old_key = primary_key(pid, old_pk);
@@ -646,6 +649,7 @@ impl Session {
         keys: &[SecondaryKey<'_>],
     ) -> Result<()> {
         check_key_count(table, keys)?;
+        check_pk_len(table, pk)?;
         let data = self.store.data.clone();
         self.txn
             .delete(&data, &primary_key(table.primary().id, pk))?;
@@ -956,6 +960,23 @@ fn check_key_count(table: &Table, keys: &[SecondaryKey<'_>]) -> Result<()> {
         table.id(),
         table.secondary_count(),
         keys.len()
+    ))
+    .into())
+}
+
+/// Refuses a primary key that a secondary entry of `table` cannot hold (its length is
+/// stored in 2 bytes), before anything is written: a write that failed half way would leave
+/// a row without its entries. MariaDB's keys are at most 3072 bytes, so only C ABI callers
+/// meet this.
+fn check_pk_len(table: &Table, pk: &[u8]) -> Result<()> {
+    if pk.len() <= MAX_PK_LEN || table.secondary_count() == 0 {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "table id {}: a primary key of {} bytes is longer than {MAX_PK_LEN}, the longest its \
+         secondary index entries can hold",
+        table.id(),
+        pk.len()
     ))
     .into())
 }

@@ -300,6 +300,8 @@ impl Table {
         upper: Option<(&[u8], bool)>,
         limit: u64,
     ) -> Result<u64> {
+        // An index the table lacks is refused whatever the bounds.
+        self.index(n)?;
         // Bounds relative to the index: a successor that does not exist (a tuple of 0xff
         // bytes only) is the end of the index.
         let lo = match lower {

@@ -146,6 +146,42 @@ fn unique_checks_primary_secondary_and_nulls() {
     close(db, engine);
 }
 
+/// A primary key longer than a secondary entry can hold (its length is stored in 2 bytes) is
+/// refused before anything is written: no row without its entries, in the transaction or
+/// after commit (found by the `handler_sequence` fuzz target). A table without secondary
+/// indexes takes it.
+#[test]
+fn a_primary_key_too_long_for_the_entries_is_refused_before_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine
+        .create_table(b"t", &[primary(), secondary("u", true)], 1)
+        .unwrap();
+    let plain = engine.create_table(b"p", &[primary()], 1).unwrap();
+    let long = vec![1u8; riptide_handler::MAX_PK_LEN + 1];
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    let e = s.insert(&t, &long, &[k(b"a")], b"row").unwrap_err();
+    assert!(e.to_string().contains("longer than 65535"), "{e}");
+    s.insert(&t, b"1", &[k(b"b")], b"row").unwrap();
+    let e = s
+        .update(&t, b"1", &[k(b"b")], &long, &[k(b"b")], b"row", None)
+        .unwrap_err();
+    assert!(e.to_string().contains("longer than 65535"), "{e}");
+    assert!(s.delete(&t, &long, &[k(b"a")]).is_err());
+    assert_eq!(s.get_row(&t, &long, RowLock::None).unwrap(), None);
+    s.insert(&plain, &long, &[], b"row").unwrap();
+    s.commit().unwrap();
+    drop(s);
+    assert_eq!(raw_index_keys(&db, &t, 0).len(), 1);
+    assert_eq!(
+        index_entries(&engine, &t, 1),
+        vec![(b"b".to_vec(), b"1".to_vec())]
+    );
+    assert_eq!(raw_index_keys(&db, &plain, 0).len(), 1);
+    drop((t, plain));
+    close(db, engine);
+}
+
 #[test]
 fn a_failing_statement_rolls_back_only_itself() {
     let dir = tempfile::tempdir().unwrap();
