@@ -31,7 +31,7 @@ enum Verb {
     /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), a short run of
     /// the differential SQL tester (`sqlcheck`), two rounds of the MariaDB crash test
     /// (`crash --mariadb`), and the benchmarks in their `--quick` form (`bench`,
-    /// `sysbench`).
+    /// `sysbench`, `tpcc`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -147,6 +147,20 @@ enum Verb {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// TPC-C (our own driver of revision 5.11, benches/tpcc) on Riptide, InnoDB and MyRocks,
+    /// each in its own server inside the same memory cgroup as `sysbench` (needs root):
+    /// NOPM, TPM, latency per transaction type, consistency checks after the load and every
+    /// run (a failure fails the command). Results in target/tpcc-results/.
+    Tpcc {
+        /// A small run (2 warehouses, one 20 s run, Riptide and InnoDB): the smoke test
+        /// `cargo xtask test` runs.
+        #[arg(long)]
+        quick: bool,
+        /// Extra arguments for riptide-tpcc (after `--`), e.g. `-- --warehouses 10
+        /// --terminals 4 --runs 2` (`-- --help` lists them).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Statements of the differential SQL tester in `cargo xtask test` (with a schedule every
@@ -238,10 +252,14 @@ fn test(no_lint: bool) -> Result<()> {
     // Two rounds of the MariaDB crash test: one with the binary log, one without; a
     // deadlock fails them.
     mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None, true)?;
-    // The side-by-side benchmarks in their small form (issue 7): the library suite on
-    // Riptide and fjall, then sysbench on Riptide, InnoDB and MyRocks in a memory cgroup.
+    // The side-by-side benchmarks in their small form (issues 7 and 17): the library suite
+    // on Riptide and fjall, then sysbench on Riptide, InnoDB and MyRocks in a memory cgroup.
     bench(false, false, true, Vec::new())?;
     sysbench::sysbench(true, Vec::new())?;
+    // TPC-C in its small form on Riptide and InnoDB (MyRocks left out to stay within CI's
+    // time budget: it would add about a minute and a half and checks nothing of ours); any
+    // consistency failure fails the run.
+    sysbench::tpcc(true, Vec::new())?;
     eprintln!(
         "\nall checks passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -402,5 +420,6 @@ fn main() -> Result<()> {
             args,
         } => bench(micro, rocksdb, quick, args),
         Verb::Sysbench { quick, args } => sysbench::sysbench(quick, args),
+        Verb::Tpcc { quick, args } => sysbench::tpcc(quick, args),
     }
 }

@@ -1,10 +1,12 @@
-//! `cargo xtask sysbench`: the MariaDB-level comparison of Riptide, InnoDB and MyRocks with
-//! sysbench (issue 7). This module only prepares: MariaDB and sysbench installed (`setup`),
-//! `target/plugin/ha_riptide.so` built (`plugin`), and a plugin folder
-//! `target/sysbench/plugin` holding links to it and to Debian's `ha_rocksdb.so`. The
-//! measurement itself (one memory-capped server per engine, sysbench, report, chart) is the
-//! `riptide-sysbench` binary of `benches/sysbench`, whose crate docs say exactly what each
-//! engine gets; results go to `target/sysbench-results/`.
+//! `cargo xtask sysbench` and `cargo xtask tpcc`: the MariaDB-level comparisons of Riptide,
+//! InnoDB and MyRocks (issues 7 and 17). This module only prepares: MariaDB and sysbench
+//! installed (`setup`), `target/plugin/ha_riptide.so` built (`plugin`), and a plugin folder
+//! `target/<verb>/plugin` holding links to it and to Debian's `ha_rocksdb.so`. The
+//! measurements themselves (one memory-capped server per engine, the load, the workloads,
+//! report, chart) are the `riptide-sysbench` binary of `benches/sysbench` (results in
+//! `target/sysbench-results/`) and the `riptide-tpcc` binary of `benches/tpcc` (results in
+//! `target/tpcc-results/`), both on the server harness of `benches/harness`, whose crate
+//! docs say exactly what each engine gets.
 
 use std::fs;
 use std::path::Path;
@@ -26,12 +28,13 @@ fn link(to: &Path, link: &Path) -> Result<()> {
         .with_context(|| format!("linking {} -> {}", link.display(), to.display()))
 }
 
-/// `cargo xtask sysbench [--quick] [-- riptide-sysbench args]`.
-pub fn sysbench(quick: bool, args: Vec<String>) -> Result<()> {
+/// Prepares the servers (MariaDB, the plugin, `target/<verb>/plugin`) and runs the
+/// benchmark binary of `package` with its work and result folders under `target/`.
+fn capped_benchmark(verb: &str, package: &str, quick: bool, args: Vec<String>) -> Result<()> {
     mariadb::setup()?;
     mariadb::plugin()?;
     let target = root().join("target");
-    let plugin_dir = target.join("sysbench").join("plugin");
+    let plugin_dir = target.join(verb).join("plugin");
     fs::create_dir_all(&plugin_dir)
         .with_context(|| format!("creating {}", plugin_dir.display()))?;
     link(
@@ -42,16 +45,26 @@ pub fn sysbench(quick: bool, args: Vec<String>) -> Result<()> {
     let mut c = cargo();
     // The `ci` profile: the driver's own speed does not matter, and CI has built its
     // dependencies in that profile already.
-    c.args(["run", "--profile", "ci", "-p", "riptide-sysbench", "--"])
+    c.args(["run", "--profile", "ci", "-p", package, "--"])
         .arg("--plugin-dir")
         .arg(&plugin_dir)
         .arg("--work-dir")
-        .arg(target.join("sysbench"))
+        .arg(target.join(verb))
         .arg("--out-dir")
-        .arg(target.join("sysbench-results"));
+        .arg(target.join(format!("{verb}-results")));
     if quick {
         c.arg("--quick");
     }
     c.args(args);
-    run("sysbench comparison (riptide-sysbench)", c)
+    run(&format!("{verb} comparison ({package})"), c)
+}
+
+/// `cargo xtask sysbench [--quick] [-- riptide-sysbench args]`.
+pub fn sysbench(quick: bool, args: Vec<String>) -> Result<()> {
+    capped_benchmark("sysbench", "riptide-sysbench", quick, args)
+}
+
+/// `cargo xtask tpcc [--quick] [-- riptide-tpcc args]`.
+pub fn tpcc(quick: bool, args: Vec<String>) -> Result<()> {
+    capped_benchmark("tpcc", "riptide-tpcc", quick, args)
 }

@@ -1,5 +1,5 @@
 //! One private `mariadbd` per engine: its data folder, its memory cgroup, its settings, start
-//! and clean shutdown.
+//! and clean shutdown, and what it used (disk, CPU, bytes written).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -15,7 +15,8 @@ use crate::Engine;
 
 /// Where the cgroup v1 memory controller is mounted on these machines.
 const MEMORY_CONTROLLER: &str = "/sys/fs/cgroup/memory";
-/// The cgroup every benchmark server runs in (one server at a time).
+/// The cgroup every benchmark server runs in, riptide-sysbench's and riptide-tpcc's alike (one
+/// server at a time, machine-wide: [`Cgroup::create`] refuses while a server is inside).
 const CGROUP_NAME: &str = "riptide-sysbench";
 /// The maturity ha_riptide.so declares.
 const PLUGIN_MATURITY: &str = "experimental";
@@ -32,7 +33,7 @@ const MIB: u64 = 1024 * 1024;
 /// throughput moved within this machine's noise (benches/RESULTS.md).
 pub const MALLOC_ARENA_MAX: &str = "2";
 
-/// The memory and durability settings every engine gets (module docs of `main.rs`).
+/// The memory and durability settings every engine gets (the crate docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     /// The engine's memory budget in MiB: InnoDB's buffer pool; MyRocks' and Riptide's block
@@ -235,10 +236,15 @@ impl Cgroup {
     /// The anonymous memory (heap, stacks; no page cache) charged to the cgroup now, in bytes
     /// (`rss` of `memory.stat`).
     pub fn rss(&self) -> u64 {
-        fs::read_to_string(self.path.join("memory.stat"))
+        self.field("memory.stat", "rss")
+    }
+
+    /// The value of the `key value` line `key` of `file` (0 when absent).
+    fn field(&self, file: &str, key: &str) -> u64 {
+        fs::read_to_string(self.path.join(file))
             .unwrap_or_default()
             .lines()
-            .find_map(|l| l.strip_prefix("rss ")?.trim().parse().ok())
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
             .unwrap_or(0)
     }
 
@@ -263,11 +269,7 @@ impl Cgroup {
 
     /// Processes the kernel's OOM killer killed in this cgroup.
     pub fn oom_kills(&self) -> u64 {
-        fs::read_to_string(self.path.join("memory.oom_control"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
-            .unwrap_or(0)
+        self.field("memory.oom_control", "oom_kill")
     }
 
     /// Removes the cgroup (waits briefly for exited processes to leave it).
@@ -523,6 +525,17 @@ impl Server {
         status_bytes(&status, "VmHWM")
     }
 
+    /// The server's process id (None once it has exited and been reaped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The server process's CPU time and bytes written so far (`/proc/<pid>/stat` and
+    /// `/proc/<pid>/io`), or None when the server is gone.
+    pub fn counters(&self) -> Option<ProcessCounters> {
+        ProcessCounters::read(self.pid()?)
+    }
+
     /// Runs SQL through the command-line client; returns its tab-separated output.
     pub fn sql(&self, sql: &str) -> Result<String> {
         let out = client(&self.paths.socket())
@@ -574,7 +587,8 @@ impl Server {
         self.shutdown()
     }
 
-    fn shutdown(&mut self) -> Result<()> {
+    /// [`Server::stop`] in place: afterwards this value holds no process.
+    pub fn shutdown(&mut self) -> Result<()> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -609,6 +623,63 @@ impl Drop for Server {
     }
 }
 
+/// What a process has used so far, from `/proc`: the CPU time of all its threads and the
+/// bytes it caused to be written to storage.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProcessCounters {
+    /// User plus system CPU time in seconds (`utime + stime` of `/proc/<pid>/stat`).
+    pub cpu_seconds: f64,
+    /// `write_bytes` of `/proc/<pid>/io`: bytes sent to the block layer on the process's
+    /// behalf (page-cache writes count when the page is dirtied).
+    pub write_bytes: u64,
+}
+
+impl ProcessCounters {
+    /// Reads the counters of process `pid` (None if it does not exist).
+    pub fn read(pid: u32) -> Option<ProcessCounters> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let io = fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+        // SAFETY: sysconf has no preconditions; it returns -1 for an unknown name.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        Some(ProcessCounters {
+            cpu_seconds: stat_cpu_ticks(&stat)? as f64 / ticks.max(1) as f64,
+            write_bytes: io_field(&io, "write_bytes")?,
+        })
+    }
+
+    /// What was used between `earlier` and `self`.
+    pub fn since(&self, earlier: &ProcessCounters) -> ProcessCounters {
+        ProcessCounters {
+            cpu_seconds: (self.cpu_seconds - earlier.cpu_seconds).max(0.0),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+        }
+    }
+}
+
+/// `utime + stime` (fields 14 and 15) of a `/proc/<pid>/stat` line, in clock ticks. The
+/// command name (field 2) may hold spaces and parentheses, so fields are counted after its
+/// last `)`.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    // rest starts with field 3 (state): utime is the 12th field after the name.
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// A `name: value` field of `/proc/<pid>/io`.
+fn io_field(io: &str, name: &str) -> Option<u64> {
+    io.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        if k.trim() == name {
+            v.trim().parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
 /// Bytes allocated on disk under `path` (recursively; 0 when absent).
 pub fn disk_usage(path: &Path) -> u64 {
     let Ok(meta) = fs::symlink_metadata(path) else {
@@ -628,12 +699,12 @@ pub fn disk_usage(path: &Path) -> u64 {
     }
 }
 
-/// Bytes on disk of the engine's own files in data directory `data`: InnoDB the sbtest
-/// tablespaces (`sbtest/*.ibd`; the system tablespace and redo log are not counted), MyRocks
-/// `#rocksdb/` and Riptide `#riptide/` (their tables, WAL and manifest).
-pub fn engine_bytes(engine: Engine, data: &Path) -> u64 {
+/// Bytes on disk of the engine's own files in data directory `data`: InnoDB the tablespaces
+/// of database `database` (`<database>/*.ibd`; the system tablespace and redo log are not
+/// counted), MyRocks `#rocksdb/` and Riptide `#riptide/` (their tables, WAL and manifest).
+pub fn engine_bytes(engine: Engine, data: &Path, database: &str) -> u64 {
     match engine {
-        Engine::Innodb => fs::read_dir(data.join("sbtest"))
+        Engine::Innodb => fs::read_dir(data.join(database))
             .map(|entries| {
                 entries
                     .flatten()
@@ -670,6 +741,35 @@ mod tests {
         assert!(
             d.server_options(Engine::Rocksdb)
                 .contains(&"--rocksdb-flush-log-at-trx-commit=1".to_string())
+        );
+    }
+
+    #[test]
+    fn process_counters_parse_stat_and_io() {
+        let stat = "1234 (mariadbd (x) y) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 \
+                    40 0 1000 1 1 1";
+        assert_eq!(stat_cpu_ticks(stat), Some(300));
+        let io = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\n\
+                  write_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(io_field(io, "write_bytes"), Some(8192));
+        assert_eq!(io_field(io, "read_bytes"), Some(4096));
+        assert_eq!(io_field(io, "bytes"), None);
+        let own = ProcessCounters::read(std::process::id());
+        assert!(own.is_some_and(|c| c.cpu_seconds >= 0.0));
+        let a = ProcessCounters {
+            cpu_seconds: 1.5,
+            write_bytes: 100,
+        };
+        let b = ProcessCounters {
+            cpu_seconds: 4.0,
+            write_bytes: 300,
+        };
+        assert_eq!(
+            b.since(&a),
+            ProcessCounters {
+                cpu_seconds: 2.5,
+                write_bytes: 200
+            }
         );
     }
 

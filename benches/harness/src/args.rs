@@ -1,0 +1,184 @@
+//! The command-line options every capped benchmark takes (flattened into its own), and the
+//! conditions they set: budget, durability, cap, as the reports state them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::report::{cap_text, durability_text};
+use crate::{Budget, Engine, Lab, absolute};
+
+/// The server options of a capped benchmark (`#[command(flatten)]` into its arguments).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Folder holding ha_riptide.so and ha_rocksdb.so (`cargo xtask <verb>` makes it).
+    #[arg(long)]
+    pub plugin_dir: PathBuf,
+    /// Memory budget per engine in MiB (InnoDB buffer pool; LSM block cache + memtables).
+    #[arg(long, default_value_t = 256)]
+    pub budget_mib: u64,
+    /// Of the budget, the LSM engines' memtables (all together) in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub write_buffer_mib: u64,
+    /// What the cgroup allows beyond the budget for the server itself, in MiB (the largest
+    /// measured server overhead plus 64 MiB; harness crate docs).
+    #[arg(long, default_value_t = 320)]
+    pub allowance_mib: u64,
+    /// Raise the cap to budget + this many MiB while loading, back to budget +
+    /// --allowance-mib for the measured phase (default: the same cap for both). For engines
+    /// whose load does not fit the cap; the report prints it.
+    #[arg(long)]
+    pub load_allowance_mib: Option<u64>,
+    /// Full durability: the log synced at every commit by all three engines.
+    #[arg(long)]
+    pub durable: bool,
+    /// Run without the memory cgroup (the results are marked: the page cache may hold the
+    /// data).
+    #[arg(long)]
+    pub no_cap: bool,
+    /// Keep each engine's data directory after its run (default: removed, logs kept).
+    #[arg(long)]
+    pub keep_data: bool,
+}
+
+impl ServerArgs {
+    /// The cap in MiB (budget + allowance), whether applied or not.
+    pub fn cap_mib(&self) -> u64 {
+        self.budget_mib + self.allowance_mib
+    }
+
+    /// Checks the options and builds the lab for `engines` with its servers under
+    /// `work_dir` (created): fails when the memtables do not fit the budget, when a plugin is
+    /// missing (built by `cargo xtask <verb>`), or when the cgroup cannot be made.
+    pub fn lab(&self, work_dir: &Path, engines: &[Engine], verb: &str) -> Result<Lab> {
+        if engines.is_empty() {
+            bail!("no engines given");
+        }
+        if self.write_buffer_mib >= self.budget_mib {
+            bail!(
+                "--write-buffer-mib ({}) must be below --budget-mib ({})",
+                self.write_buffer_mib,
+                self.budget_mib
+            );
+        }
+        let mib = 1024 * 1024;
+        let cap = (!self.no_cap).then_some(self.cap_mib() * mib);
+        let load_cap = cap.map(|c| {
+            self.load_allowance_mib
+                .map_or(c, |a| (self.budget_mib + a) * mib)
+        });
+        let lab = Lab {
+            plugin_dir: absolute(&self.plugin_dir)?,
+            work_dir: absolute(work_dir)?,
+            conditions: Conditions {
+                budget: Budget {
+                    total_mib: self.budget_mib,
+                    write_buffer_mib: self.write_buffer_mib,
+                    durable: self.durable,
+                },
+                cap,
+                load_cap,
+            },
+            keep_data: self.keep_data,
+        };
+        lab.check_plugins(engines, verb)?;
+        // Fail now, before any loading, if the cgroup cannot be made.
+        lab.check_cap()?;
+        fs::create_dir_all(&lab.work_dir)
+            .with_context(|| format!("creating {}", lab.work_dir.display()))?;
+        Ok(lab)
+    }
+}
+
+/// The memory and durability every engine of one invocation runs under.
+#[derive(Clone, Copy, Debug)]
+pub struct Conditions {
+    /// Memory budget and durability.
+    pub budget: Budget,
+    /// The cgroup limit for the measured phase in bytes (None: no cgroup).
+    pub cap: Option<u64>,
+    /// The cgroup limit while loading in bytes (None: no cgroup).
+    pub load_cap: Option<u64>,
+}
+
+impl Conditions {
+    /// The report's sentences on budget, cap, durability and servers.
+    pub fn text(&self) -> String {
+        let b = &self.budget;
+        format!(
+            "Memory budget per engine {} MiB (LSM engines: {} MiB block cache + {} MiB \
+             memtables); {}. Durability: {}. One server per engine, started fresh on its own \
+             data directory.",
+            b.total_mib,
+            b.total_mib.saturating_sub(b.write_buffer_mib),
+            b.write_buffer_mib,
+            cap_text(self.cap, self.load_cap),
+            durability_text(b.durable)
+        )
+    }
+
+    /// The short form for the first line of output: `budget 256 MiB/engine, cgroup cap
+    /// 576 MiB` (or `NO memory cap`), `, durable` when durable.
+    pub fn brief(&self) -> String {
+        format!(
+            "budget {} MiB/engine, {}{}",
+            self.budget.total_mib,
+            self.cap.map_or("NO memory cap".into(), |c| format!(
+                "cgroup cap {} MiB",
+                c / 1024 / 1024
+            )),
+            if self.budget.durable { ", durable" } else { "" }
+        )
+    }
+
+    /// What a chart's title adds: `, NO CAP` and `, durable` where they apply.
+    pub fn chart_suffix(&self) -> String {
+        format!(
+            "{}{}",
+            if self.cap.is_none() { ", NO CAP" } else { "" },
+            if self.budget.durable { ", durable" } else { "" }
+        )
+    }
+
+    /// ` = 1.2x the cap` for data of `bytes` (empty without a cap).
+    pub fn of_cap(&self, bytes: u64) -> String {
+        self.cap.map_or(String::new(), |c| {
+            format!(" = {:.1}x the cap", bytes as f64 / c as f64)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conditions(cap: Option<u64>, durable: bool) -> Conditions {
+        Conditions {
+            budget: Budget {
+                total_mib: 256,
+                write_buffer_mib: 64,
+                durable,
+            },
+            cap,
+            load_cap: cap,
+        }
+    }
+
+    #[test]
+    fn phrases() {
+        let c = conditions(Some(576 << 20), false);
+        assert_eq!(c.brief(), "budget 256 MiB/engine, cgroup cap 576 MiB");
+        assert!(c.text().starts_with(
+            "Memory budget per engine 256 MiB (LSM engines: 192 MiB block cache + 64 MiB \
+             memtables); each server in a memory cgroup capped at 576.0 MiB. Durability: no \
+             fsync"
+        ));
+        assert_eq!(c.chart_suffix(), "");
+        assert_eq!(c.of_cap(1152 << 20), " = 2.0x the cap");
+        let d = conditions(None, true);
+        assert_eq!(d.brief(), "budget 256 MiB/engine, NO memory cap, durable");
+        assert_eq!(d.chart_suffix(), ", NO CAP, durable");
+        assert_eq!(d.of_cap(1), "");
+    }
+}

@@ -1,0 +1,221 @@
+//! One engine's run from a fresh data directory to shutdown, the same for every benchmark:
+//! data directory, cgroup (with the load's cap), server start and engine check, the
+//! benchmark's own work, the restart after the load (workload cap, counters reset, cold
+//! caches), memory samples, OOM-kill detection, clean-up.
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use indicatif::ProgressBar;
+
+use crate::Engine;
+use crate::args::Conditions;
+use crate::record::Footprint;
+use crate::server::{
+    Cgroup, Server, ServerPaths, disk_usage, engine_bytes, reported_variables, tail,
+};
+
+/// Where and how every engine's server runs (the same for all engines of one invocation).
+pub struct Lab {
+    /// Folder holding ha_riptide.so and ha_rocksdb.so.
+    pub plugin_dir: PathBuf,
+    /// Where each engine's folder (data directory, socket, logs) goes: `<work_dir>/<engine>`.
+    pub work_dir: PathBuf,
+    /// Memory budget, durability, cgroup limits.
+    pub conditions: Conditions,
+    /// Keep each engine's data directory after its run.
+    pub keep_data: bool,
+}
+
+impl Lab {
+    /// Fails, saying which file and which xtask `verb` provides it, when a plugin one of
+    /// `engines` needs is missing from the plugin folder.
+    pub fn check_plugins(&self, engines: &[Engine], verb: &str) -> Result<()> {
+        for e in engines {
+            if let Some(so) = e.plugin()
+                && !self.plugin_dir.join(so).exists()
+            {
+                bail!(
+                    "{} is missing: {} needs it (`cargo xtask {verb}` builds and links it)",
+                    self.plugin_dir.join(so).display(),
+                    e.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes and removes the cgroup once, so a run fails before any loading when it cannot
+    /// be made (not root, no controller, a server of another run inside).
+    pub fn check_cap(&self) -> Result<()> {
+        if let Some(limit) = self.conditions.cap {
+            Cgroup::create(limit)?.remove()?;
+        }
+        Ok(())
+    }
+
+    /// One engine: fresh data directory and cgroup (at the load's cap), server started and
+    /// the engine checked, then `body` with the running server; afterwards the cgroup's
+    /// counters go into `footprint`, an OOM kill in the cgroup becomes the error, and the
+    /// data directory is removed unless `keep_data`.
+    pub fn run(
+        &self,
+        engine: Engine,
+        pb: &ProgressBar,
+        footprint: &mut Footprint,
+        body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let paths = ServerPaths {
+            dir: self.work_dir.join(engine.name()),
+        };
+        pb.set_message(format!("{}: creating the data directory", engine.display()));
+        paths.init()?;
+        let mut cgroup = self.conditions.load_cap.map(Cgroup::create).transpose()?;
+        let mut outcome = self.serve(engine, pb, footprint, &paths, cgroup.as_mut(), body);
+        if let Some(cg) = cgroup {
+            footprint.memory.peak_memory = Some(cg.max_usage());
+            footprint.memory.limit_hits = Some(cg.failcnt());
+            let kills = cg.oom_kills();
+            if kills > 0 {
+                outcome = outcome.context(format!(
+                    "the kernel OOM-killed {kills} process(es) in the cgroup (cap {} MiB): raise \
+                     --allowance-mib (--load-allowance-mib if it died while loading)",
+                    cg.limit() / 1024 / 1024
+                ));
+            }
+            cg.remove()?;
+        }
+        if !self.keep_data {
+            let _ = fs::remove_dir_all(paths.data());
+        }
+        outcome
+    }
+
+    fn serve(
+        &self,
+        engine: Engine,
+        pb: &ProgressBar,
+        footprint: &mut Footprint,
+        paths: &ServerPaths,
+        cgroup: Option<&mut Cgroup>,
+        body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let name = engine.display();
+        pb.set_message(format!("{name}: starting the server"));
+        let server = Server::start(
+            paths.clone(),
+            &self.plugin_dir,
+            &self.conditions.budget.server_options(engine),
+            cgroup.as_deref(),
+        )?;
+        let support = server.sql(&format!(
+            "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='{}'",
+            engine.schema_name()
+        ))?;
+        if !matches!(support.trim(), "YES" | "DEFAULT") {
+            bail!(
+                "the server started but {name} is not available (support: {:?}); see {}",
+                support.trim(),
+                paths.error_log().display()
+            );
+        }
+        let mut bench = Bench {
+            engine,
+            lab: self,
+            paths: paths.clone(),
+            server,
+            cgroup,
+            footprint,
+            pb,
+        };
+        body(&mut bench)?;
+        bench.footprint.memory.run_peak_rss = bench.server.peak_rss();
+        pb.set_message(format!("{name}: shutting down"));
+        bench.server.shutdown()
+    }
+}
+
+/// One engine's running server inside its [`Lab`], handed to the benchmark's body.
+pub struct Bench<'a> {
+    /// The engine under test.
+    pub engine: Engine,
+    /// The server's paths (socket, data directory, error log).
+    pub paths: ServerPaths,
+    /// The running server (replaced by [`Bench::restart`]).
+    pub server: Server,
+    lab: &'a Lab,
+    cgroup: Option<&'a mut Cgroup>,
+    footprint: &'a mut Footprint,
+    pb: &'a ProgressBar,
+}
+
+impl Bench<'_> {
+    /// The server variables that show what the engine got (`SHOW GLOBAL VARIABLES`).
+    pub fn settings(&self) -> Result<Vec<(String, String)>> {
+        self.server.variables(reported_variables(self.engine))
+    }
+
+    /// `e`, with the server's exit status and the last lines of its error log when the
+    /// server has exited (the likely cause of a client's error).
+    pub fn explain(&mut self, e: anyhow::Error) -> anyhow::Error {
+        match self.server.exited() {
+            Some(status) => e.context(format!(
+                "the server exited ({status}); last lines of {}:\n{}",
+                self.paths.error_log().display(),
+                tail(&self.paths.error_log(), 5)
+            )),
+            None => e,
+        }
+    }
+
+    /// Records the end of the load, which took `load`: the engine's files and the whole data
+    /// directory on disk (InnoDB's tablespaces of `database`), the loading server's peak
+    /// resident memory and the cgroup's anonymous memory.
+    pub fn loaded(&mut self, load: Duration, database: &str) {
+        let f = &mut *self.footprint;
+        f.load = Some(load);
+        f.engine_bytes_loaded = engine_bytes(self.engine, &self.paths.data(), database);
+        f.datadir_bytes_loaded = disk_usage(&self.paths.data());
+        f.memory.load_peak_rss = self.server.peak_rss();
+        f.memory.load_rss = self.cgroup.as_deref().map(Cgroup::rss);
+    }
+
+    /// Records the engine's files on disk (of `database`) at the end of the measured phase.
+    pub fn finished(&mut self, database: &str) {
+        self.footprint.engine_bytes_end = engine_bytes(self.engine, &self.paths.data(), database);
+    }
+
+    /// A fresh server for the measured phase: what the load left in memory (index builds,
+    /// malloc's retained arenas) is no workload's footprint, and every engine starts the
+    /// workloads with cold caches. The cgroup gets the workload cap and its peak and failure
+    /// counters restart with the server; the restart time is recorded.
+    pub fn restart(&mut self) -> Result<()> {
+        self.pb
+            .set_message(format!("{}: restarting the server", self.engine.display()));
+        self.server.shutdown()?;
+        if let (Some(cg), Some(cap)) = (self.cgroup.as_deref_mut(), self.lab.conditions.cap) {
+            cg.set_limit(cap)?;
+            cg.reset_counters()?;
+        }
+        let restart = Instant::now();
+        self.server = Server::start(
+            self.paths.clone(),
+            &self.lab.plugin_dir,
+            &self.lab.conditions.budget.server_options(self.engine),
+            self.cgroup.as_deref(),
+        )?;
+        self.footprint.memory.restart = Some(restart.elapsed());
+        self.sample_rss();
+        Ok(())
+    }
+
+    /// Samples the cgroup's anonymous memory into `Memory::max_rss` (when capped).
+    pub fn sample_rss(&mut self) {
+        if let Some(cg) = self.cgroup.as_deref() {
+            let m = &mut self.footprint.memory;
+            m.max_rss = Some(m.max_rss.unwrap_or(0).max(cg.rss()));
+        }
+    }
+}
