@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::RwLock;
-use riptide_common::key::user_key;
+use riptide_common::key::{MAX_SEQNO, seek_key, user_key};
 use riptide_common::merge::MergingIterator;
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
-use riptide_common::{BoxedIterator, CfId, Result, SeqNo, ValueKind};
+use riptide_common::{BoxedIterator, CfId, InternalIterator, Result, SeqNo, ValueKind};
 use riptide_compaction::{TableHandle, Version};
 use riptide_memtable::Memtable;
 use riptide_sstable::Table;
@@ -83,6 +83,41 @@ impl CfView {
     /// The table levels of this column family (L0 newest first, then L1...).
     pub(crate) fn levels(&self) -> &[Vec<Arc<TableHandle>>] {
         self.version.levels(self.cf_id)
+    }
+
+    /// About how many entries (versions and tombstones) lie from `lower` (inclusive) to
+    /// `upper` (exclusive; `None`: no end): the tables' share by their index blocks
+    /// ([`riptide_sstable::Table::approximate_entries`], a block's resolution, no data block
+    /// read), plus the memtables' entries counted, up to `memtable_limit` in each.
+    pub(crate) fn approximate_entries(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        memtable_limit: u64,
+    ) -> Result<u64> {
+        let mut total = 0u64;
+        let target = seek_key(lower, MAX_SEQNO);
+        for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
+            let mut it = mem.iter();
+            it.seek(&target)?;
+            let mut n = 0u64;
+            while n < memtable_limit && it.valid() {
+                if upper.is_some_and(|u| user_key(it.key()) >= u) {
+                    break;
+                }
+                n += 1;
+                it.next()?;
+            }
+            total += n;
+        }
+        for handle in self.levels().iter().flatten() {
+            let meta = &handle.meta;
+            if meta.ends_before(lower) || upper.is_some_and(|u| meta.smallest_user_key() >= u) {
+                continue;
+            }
+            total += handle.table()?.approximate_entries(lower, upper)?;
+        }
+        Ok(total)
     }
 
     /// Bytes of this column family's tables.

@@ -329,6 +329,25 @@ impl Db {
         )
     }
 
+    /// About how many entries (every version and tombstone) of `cf` lie from `lower`
+    /// (inclusive) to `upper` (exclusive; `None`: the end): the tables' share estimated from
+    /// their index blocks at the resolution of a data block (RocksDB's approximate sizes; no
+    /// data block is read), plus the memtables' entries, counted up to `memtable_limit` in
+    /// each. Cheap next to an iterator over the range; for query planning, not for answers.
+    pub fn approximate_entries_cf(
+        &self,
+        cf: &ColumnFamily,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        memtable_limit: u64,
+    ) -> Result<u64> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        cf.data
+            .view()
+            .approximate_entries(lower, upper, memtable_limit)
+    }
+
     /// Begins a transaction (see [`crate::transaction`] for isolation levels, optimistic and
     /// pessimistic concurrency, savepoints and two-phase commit).
     ///

@@ -771,6 +771,80 @@ impl Table {
         Ok(None)
     }
 
+    /// The handles of the data block where the first version of `user_key` is or would be
+    /// and of the block after it; `None` past the last block. Reads only the index block.
+    fn blocks_at(&self, user_key: &[u8]) -> Result<(Option<BlockHandle>, Option<BlockHandle>)> {
+        let index = self.index_block()?;
+        with_scratch(|s| {
+            encode_seek_key(&mut s.target, user_key, MAX_SEQNO);
+            let mut it = BlockIter::with_key_buffer(&*index, std::mem::take(&mut s.index_key));
+            let handle = |it: &BlockIter<&Block>| -> Result<Option<BlockHandle>> {
+                if it.valid() {
+                    Ok(Some(self.decode_handle(it.value())?))
+                } else {
+                    Ok(None)
+                }
+            };
+            let r = (|| {
+                it.seek(&s.target)?;
+                let first = handle(&it)?;
+                if first.is_some() {
+                    it.next()?;
+                }
+                Ok((first, handle(&it)?))
+            })()
+            .map_err(|e| self.block_error(e, "index", self.index_offset()));
+            s.index_key = it.into_key_buffer();
+            r
+        })
+    }
+
+    /// The file offset of the data block where the first version of `user_key` is or would
+    /// be (the end of the data blocks when every key of the table is smaller). Reads only the
+    /// index block. RocksDB's `ApproximateOffsetOf`.
+    pub fn approximate_offset_of(&self, user_key: &[u8]) -> Result<u64> {
+        Ok(self
+            .blocks_at(user_key)?
+            .0
+            .map_or(self.data_end, |h| h.offset))
+    }
+
+    /// About how many entries (versions and tombstones) the table holds from `lower`
+    /// (inclusive) to `upper` (exclusive; `None`: the end), at the resolution of a data block:
+    /// the data bytes between the two keys' blocks times the entries per byte of the range's
+    /// second block (its first block may hold mostly smaller keys; rows and index entries of
+    /// very different sizes share a table, so the table's average would be off by their
+    /// ratio). Reads the index block and that one data block; a range within one block
+    /// answers 0.
+    pub fn approximate_entries(&self, lower: &[u8], upper: Option<&[u8]>) -> Result<u64> {
+        let (Some(first), second) = self.blocks_at(lower)? else {
+            return Ok(0);
+        };
+        let end = match upper {
+            Some(u) => self.approximate_offset_of(u)?,
+            None => self.data_end,
+        };
+        let bytes = end.saturating_sub(first.offset);
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let sample = second.filter(|h| h.offset < end).unwrap_or(first);
+        let block = self.data_block(sample)?;
+        let mut it = block.iter();
+        let mut entries = 0u64;
+        (|| -> Result<()> {
+            it.seek_to_first()?;
+            while it.valid() {
+                entries += 1;
+                it.next()?;
+            }
+            Ok(())
+        })()
+        .map_err(|e| self.block_error(e, "data", sample.offset))?;
+        let span = sample.size + BLOCK_TRAILER_LEN as u64;
+        Ok((bytes as f64 * entries as f64 / span as f64).round() as u64)
+    }
+
     /// False only if the bloom filter proves `user_key` absent from this table. When the
     /// filter has to be read from the file and that fails, answers true (the error surfaces
     /// in the lookup that follows, or use [`try_may_contain`](Self::try_may_contain)).

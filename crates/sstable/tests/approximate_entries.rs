@@ -1,0 +1,97 @@
+//! `Table::approximate_entries` (what range estimates for query planning ask): from the
+//! index block and the one data block where the range starts, the entries of a key range to
+//! within about a data block, also where entries of different sizes share the table; 0 for a
+//! range within one block or outside the table.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use riptide_sstable::{BlockCache, Compression, TableOptions};
+
+fn key(i: usize) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+#[test]
+fn ranges_are_estimated_to_a_block_from_the_index_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(BlockCache::new(64 << 20));
+    let opts = TableOptions {
+        block_size: 1024,
+        compression: Compression::None,
+        ..TableOptions::default()
+    };
+    let n = 10_000;
+    let t = common::build(
+        dir.path(),
+        "t.sst",
+        &common::simple_entries(n, 50),
+        opts,
+        Some(cache.clone()),
+    );
+    let blocks = t.properties().data_blocks;
+    assert!(blocks > 100, "{blocks} blocks");
+    // Entries per block, the estimate's resolution.
+    let per_block = (n as u64).div_ceil(blocks);
+    let close = |got: u64, want: u64| {
+        assert!(
+            got.abs_diff(want) <= 2 * per_block,
+            "estimate {got}, expected about {want} (a block holds {per_block})"
+        );
+    };
+
+    close(t.approximate_entries(b"", None).unwrap(), n as u64);
+    close(
+        t.approximate_entries(&key(0), Some(&key(5000))).unwrap(),
+        5000,
+    );
+    close(
+        t.approximate_entries(&key(2500), Some(&key(7500))).unwrap(),
+        5000,
+    );
+    close(t.approximate_entries(&key(9000), None).unwrap(), 1000);
+    // A range inside one block, an empty range, and ranges outside the table.
+    assert_eq!(t.approximate_entries(&key(10), Some(&key(11))).unwrap(), 0);
+    assert_eq!(
+        t.approximate_entries(&key(100), Some(&key(100))).unwrap(),
+        0
+    );
+    assert_eq!(t.approximate_entries(b"zzz", None).unwrap(), 0);
+    assert_eq!(t.approximate_entries(b"", Some(b"a")).unwrap(), 0);
+    // At most one data block per estimate.
+    assert!(t.stats().blocks_read <= 4, "{:?}", t.stats());
+}
+
+/// Small entries (a secondary index's) then large ones (rows) in one table: each range is
+/// estimated at its own density, not the table's average.
+#[test]
+fn ranges_of_small_and_large_entries_keep_their_density() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = TableOptions {
+        block_size: 1024,
+        compression: Compression::None,
+        ..TableOptions::default()
+    };
+    let mut entries = Vec::new();
+    for i in 0..3000u64 {
+        let k = format!("a{i:06}");
+        entries.push((
+            riptide_common::key::internal_key(k.as_bytes(), i + 1, riptide_common::ValueKind::Put),
+            Vec::new(),
+        ));
+    }
+    for i in 0..3000u64 {
+        let k = format!("b{i:06}");
+        entries.push((
+            riptide_common::key::internal_key(k.as_bytes(), i + 1, riptide_common::ValueKind::Put),
+            vec![9u8; 200],
+        ));
+    }
+    let t = common::build(dir.path(), "t.sst", &entries, opts, None);
+    for (lo, hi) in [(&b"a"[..], &b"b"[..]), (b"b", b"c")] {
+        let got = t.approximate_entries(lo, Some(hi)).unwrap();
+        assert!(got.abs_diff(3000) <= 300, "{lo:?}..{hi:?}: {got}");
+    }
+}
