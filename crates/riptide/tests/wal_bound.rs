@@ -13,12 +13,22 @@ use std::path::Path;
 
 use riptide::{Db, Options, SyncMode};
 
+/// The bytes of the WAL segments in `dir`. Background work may delete a segment between the
+/// listing and its `stat`: such a segment counts as gone.
 fn wal_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| e.unwrap())
+        .filter_map(|e| match e {
+            Ok(e) => Some(e),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => panic!("listing {}: {err}", dir.display()),
+        })
         .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
-        .map(|e| e.metadata().unwrap().len())
+        .filter_map(|e| match e.metadata() {
+            Ok(m) => Some(m.len()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => panic!("stat {}: {err}", e.path().display()),
+        })
         .sum()
 }
 
