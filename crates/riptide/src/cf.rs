@@ -403,15 +403,31 @@ impl CfView {
 
     /// A merge of every source, newest first.
     pub(crate) fn merged_iter(&self) -> MergingIterator {
+        self.merged_iter_within(None, None)
+    }
+
+    /// [`CfView::merged_iter`] for an iterator that never leaves [`lower`, `upper`): the
+    /// tables whose key range (range tombstones included) lies wholly outside are left out,
+    /// so a seek does not open, search and read a block of every table of the column family
+    /// (a short range touches one table per level, not all of them).
+    pub(crate) fn merged_iter_within(
+        &self,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> MergingIterator {
         let mut children: Vec<BoxedIterator> = Vec::new();
         children.push(Box::new(self.mem.iter()));
         for m in &self.imms {
             children.push(Box::new(m.iter()));
         }
-        for level in self.levels() {
-            for handle in level {
-                children.push(Box::new(handle.iter()));
+        for handle in self.levels().iter().flatten() {
+            let meta = &handle.meta;
+            if lower.is_some_and(|l| meta.ends_before(l))
+                || upper.is_some_and(|u| meta.smallest_user_key() >= u)
+            {
+                continue;
             }
+            children.push(Box::new(handle.iter()));
         }
         MergingIterator::new(children)
     }

@@ -322,7 +322,8 @@ impl Db {
             Some(s) => s.seqno(),
             None => self.inner.last_seqno.load(Ordering::Acquire),
         };
-        let merged = view.merged_iter();
+        let merged =
+            view.merged_iter_within(opts.lower_bound.as_deref(), opts.upper_bound.as_deref());
         Ok(
             DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)?
                 .with_scan_flush_trigger(self.inner.options.memtable_scan_flush_trigger),
@@ -1195,7 +1196,7 @@ pub(crate) fn iter_at(
     db.check_open()?;
     check_live(cf)?;
     let view = cf.data.view();
-    let merged = view.merged_iter();
+    let merged = view.merged_iter_within(lower.as_deref(), upper.as_deref());
     Ok(DbIterator::new(view, merged, seqno, lower, upper)?
         .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger))
 }
