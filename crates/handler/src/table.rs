@@ -252,9 +252,9 @@ impl Table {
     /// of a statement, so it must be cheap:
     ///
     /// * first [`riptide::Db::approximate_entries_cf`]: the tables' share from their index
-    ///   blocks (no data block read) plus the memtables' entries counted up to `limit`. A
-    ///   range it puts at `limit` or more is answered with it (every version and tombstone
-    ///   counts, so it leans high);
+    ///   blocks (and one data block per table for the entry density) plus the memtables'
+    ///   entries counted up to `limit`. A range it puts at `limit` or more is answered with it
+    ///   (every version and tombstone counts, so it leans high);
     /// * a smaller range is counted exactly in the newest committed state, up to `limit`
     ///   (then the larger of the count and the approximation), so small ranges, where the
     ///   choice between indexes is made, keep exact figures.
