@@ -17,6 +17,9 @@ use crate::server::{
     Cgroup, Server, ServerPaths, disk_usage, engine_bytes, reported_variables, tail,
 };
 
+/// How far [`Bench::unmeasured`] raises the cap during the checks between measured phases.
+pub const CHECK_ALLOWANCE_MIB: u64 = 256;
+
 /// Where and how every engine's server runs (the same for all engines of one invocation).
 pub struct Lab {
     /// Folder holding ha_riptide.so and ha_rocksdb.so.
@@ -209,6 +212,33 @@ impl Bench<'_> {
         self.footprint.memory.restart = Some(restart.elapsed());
         self.sample_rss();
         Ok(())
+    }
+
+    /// Runs `f`, an unmeasured phase between the measured ones (a benchmark's consistency
+    /// checks), with the cap raised by [`CHECK_ALLOWANCE_MIB`], then puts the cap back. A
+    /// server that runs at its cap (MyRocks at 32 TPC-C warehouses) is otherwise OOM-killed
+    /// by a check's scans, which are no part of any workload's footprint. Fails if the cap
+    /// cannot be put back (the server's memory stayed above it).
+    pub fn unmeasured<T>(&mut self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let Some(cg) = self.cgroup.as_deref_mut() else {
+            return f();
+        };
+        let cap = cg.limit();
+        cg.set_limit(cap + CHECK_ALLOWANCE_MIB * 1024 * 1024)?;
+        let out = f();
+        let restored = self
+            .cgroup
+            .as_deref_mut()
+            .map_or(Ok(()), |cg| cg.set_limit(cap))
+            .with_context(|| {
+                format!(
+                    "putting the cap back to {} MiB after an unmeasured phase",
+                    cap / 1024 / 1024
+                )
+            });
+        let out = out?;
+        restored?;
+        Ok(out)
     }
 
     /// Samples the cgroup's anonymous memory into `Memory::max_rss` (when capped).

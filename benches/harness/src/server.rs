@@ -248,8 +248,8 @@ impl Cgroup {
             .unwrap_or(0)
     }
 
-    /// Changes the limit (only while no server runs in the cgroup: lowering it below the
-    /// anonymous memory inside would fail).
+    /// Changes the limit. Lowering it while a server runs makes the kernel reclaim the page
+    /// cache down to it, and fails when the server's own memory stays above it.
     pub fn set_limit(&mut self, limit: u64) -> Result<()> {
         self.write("memory.limit_in_bytes", &limit.to_string())?;
         self.limit = limit;
