@@ -26,9 +26,10 @@
 //!    `mix.rs`), over prepared statements, in REPEATABLE READ (`txn.rs`). Deadlocks (1213)
 //!    and lock wait timeouts (1205) are rolled back and retried with the same input, and
 //!    counted; any other error fails the engine's run, naming the transaction and its input.
-//!    With fewer terminals than warehouses only the home warehouses are busy (and the data
-//!    they touch may fit the cap); `--all-warehouses` (HammerDB's option of that name) draws
-//!    every transaction's warehouse uniformly instead.
+//!    By default every transaction draws its warehouse uniformly (HammerDB's "use all
+//!    warehouses"), so 4 terminals touch the whole database; `--home-warehouses` keeps each
+//!    terminal on its home warehouse (tpcc-mysql), which with fewer terminals than
+//!    warehouses leaves most of the data cold (and what is touched may fit the cap).
 //! 5. **Checks after each run**: conditions 1 to 4, and `sum(D_NEXT_O_ID)` against the
 //!    New-Orders the terminals saw committed. Any failure names its condition, warehouse
 //!    and district, and makes the exit status non-zero.
