@@ -94,30 +94,20 @@ impl<T> Deref for Held<'_, T> {
     }
 }
 
-/// The bytes of one large read of consecutive data blocks, for [`Table::scan_iter`] and the
-/// automatic read-ahead of long forward scans.
+/// The bytes of one large read of consecutive data blocks, for [`Table::scan_iter`].
 #[derive(Debug)]
 pub(crate) struct Readahead {
     /// Bytes fetched per read (at least one block).
     window: usize,
-    /// What `window` may grow to, doubling at each refill (equal to it: a fixed window).
-    max_window: usize,
     /// File offset of `buf[0]`.
     start: u64,
     buf: Vec<u8>,
 }
 
 impl Readahead {
-    /// A fixed window of `window` bytes.
-    pub(crate) fn new(window: usize) -> Self {
-        Self::growing(window, window)
-    }
-
-    /// A window of `first` bytes that doubles at each refill up to `max`.
-    pub(crate) fn growing(first: usize, max: usize) -> Self {
+    fn new(window: usize) -> Self {
         Readahead {
-            window: first,
-            max_window: max.max(first),
+            window,
             start: 0,
             buf: Vec::new(),
         }
@@ -609,41 +599,10 @@ impl Table {
         {
             return Ok(b);
         }
-        self.read_ahead(handle, readahead)
-    }
-
-    /// The data block at `handle` for a user iterator that has read blocks in file order for
-    /// a while (`TableIterator`'s automatic read-ahead): like [`Table::data_block`] (from the cache, and a block
-    /// read from the file is cached), but a miss reads through `readahead`, whose window
-    /// doubles at each refill up to its limit.
-    pub(crate) fn data_block_sequential(
-        &self,
-        handle: BlockHandle,
-        readahead: &mut Readahead,
-    ) -> Result<Arc<Block>> {
-        if let Some(cache) = &self.cache
-            && let Some(b) = cache.get_data(self.id, handle.offset)
-        {
-            return Ok(b);
-        }
-        let block = self.read_ahead(handle, readahead)?;
-        if let Some(cache) = &self.cache {
-            cache.insert(
-                self.id,
-                handle.offset,
-                CachedBlock::Data(Arc::clone(&block)),
-            );
-        }
-        Ok(block)
-    }
-
-    /// The data block at `handle`, out of `readahead`'s buffer, which is refilled from the
-    /// file with one read of the window (never past the data blocks) when it does not hold
-    /// the block; a refill then grows the window toward its limit.
-    fn read_ahead(&self, handle: BlockHandle, readahead: &mut Readahead) -> Result<Arc<Block>> {
         let size = self.checked_block_size(handle, "data", self.data_end)?;
         let len = size + BLOCK_TRAILER_LEN;
         if !readahead.covers(handle.offset, len) {
+            // One read of up to `readahead.window` bytes, never past the data blocks.
             let want = readahead.window.max(len) as u64;
             let take = want.min(self.data_end - handle.offset) as usize;
             readahead.buf.resize(take, 0);
@@ -659,7 +618,6 @@ impl Table {
                 ),
                 &self.path,
             )?;
-            readahead.window = (readahead.window * 2).min(readahead.max_window);
         }
         let from = (handle.offset - readahead.start) as usize;
         let raw = readahead

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use riptide_common::{Error, InternalIterator, Result};
 
 use crate::block::{Block, BlockIter};
-use crate::format::BLOCK_TRAILER_LEN;
 use crate::table::{Readahead, Table};
 
 /// A bidirectional cursor over every entry of a [`Table`], in internal-key order. It owns an
@@ -23,58 +22,6 @@ pub struct TableIterator {
     /// Set for a scan that reads ahead and leaves the block cache alone
     /// ([`Table::scan_iter`]).
     readahead: Option<Readahead>,
-    /// The read-ahead of an ordinary iterator's long forward runs.
-    auto: AutoReadahead,
-}
-
-/// Blocks loaded in a row before an ordinary iterator reads ahead: a point read or a short
-/// range (one or two blocks) reads only its blocks.
-const AUTO_READAHEAD_AFTER: u32 = 2;
-/// The first read-ahead window of an ordinary iterator (four 4 KiB blocks; RocksDB's
-/// automatic read-ahead starts at 8 KiB).
-const AUTO_READAHEAD_FIRST: usize = 16 * 1024;
-/// What the window doubles up to (RocksDB's limit too).
-const AUTO_READAHEAD_MAX: usize = 256 * 1024;
-
-/// An ordinary iterator's automatic read-ahead. Without it a long forward scan reads one
-/// block per system call (the kernel's own read-ahead only fills the page cache); once it
-/// has loaded [`AUTO_READAHEAD_AFTER`] blocks each starting where the previous ended, further
-/// blocks missing from the cache come from one read of a growing window, and are cached as
-/// usual. A block out of order (a seek elsewhere, a step backward) ends the run.
-///
-/// Table files keep the kernel's read-ahead: `POSIX_FADV_RANDOM` on them (RocksDB's
-/// `advise_random_on_open`) was tried and lowered TPC-C beyond memory from 15,399 to 14,247
-/// NOPM, server CPU per New-Order 5.65 -> 6.23 ms (benches/RESULTS.md, 2026-11-27): on these
-/// disks the pages read ahead around a point read are often wanted later.
-#[derive(Default)]
-struct AutoReadahead {
-    /// Blocks loaded in a row, each right after the previous one in the file.
-    run: u32,
-    /// Where the block after the last one loaded starts.
-    next_offset: u64,
-    buffer: Option<Readahead>,
-}
-
-impl AutoReadahead {
-    /// Notes that the block at `offset` of `len` bytes (with its trailer) is loaded next;
-    /// returns the read-ahead to load it through, if the run is long enough.
-    fn on_load(&mut self, offset: u64, len: u64) -> Option<&mut Readahead> {
-        if self.run > 0 && offset == self.next_offset {
-            self.run = self.run.saturating_add(1);
-        } else {
-            self.run = 1;
-            self.buffer = None;
-        }
-        self.next_offset = offset + len;
-        if self.run <= AUTO_READAHEAD_AFTER {
-            return None;
-        }
-        Some(
-            self.buffer.get_or_insert_with(|| {
-                Readahead::growing(AUTO_READAHEAD_FIRST, AUTO_READAHEAD_MAX)
-            }),
-        )
-    }
 }
 
 impl std::fmt::Debug for TableIterator {
@@ -94,7 +41,6 @@ impl TableIterator {
             data: None,
             data_offset: 0,
             readahead: None,
-            auto: AutoReadahead::default(),
         }
     }
 
@@ -169,13 +115,7 @@ impl TableIterator {
         }
         let block = match self.readahead.as_mut() {
             Some(ra) => self.table.data_block_for_scan(handle, ra),
-            None => match self
-                .auto
-                .on_load(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64)
-            {
-                Some(ra) => self.table.data_block_sequential(handle, ra),
-                None => self.table.data_block(handle),
-            },
+            None => self.table.data_block(handle),
         };
         match block {
             Ok(block) => {
