@@ -513,7 +513,16 @@ pub fn plugin() -> Result<bool> {
     fs::create_dir_all(&obj)?;
 
     let mut capi = cargo();
-    capi.args(["build", "--release", "-p", "riptide-capi"]);
+    // jemalloc for the engine's own allocations (prefixed symbols: the server's malloc is
+    // untouched). See docs/ENGINE.md "Memory allocator" for what it measured.
+    capi.args([
+        "build",
+        "--release",
+        "-p",
+        "riptide-capi",
+        "--features",
+        "jemalloc",
+    ]);
     run("build the C ABI (libriptide_capi.a, release)", capi)?;
     let lib = target().join("release").join("libriptide_capi.a");
 
@@ -648,6 +657,10 @@ pub fn plugin() -> Result<bool> {
         .args([
             "-Wl,--exclude-libs,ALL",
             "-Wl,--gc-sections",
+            // The server dlcloses plugins at shutdown while threads that allocated (and
+            // hold jemalloc's and Rust's thread-local destructors) may still exit: keep the
+            // code mapped.
+            "-Wl,-z,nodelete",
             "-lpthread",
             "-ldl",
             "-lm",

@@ -29,6 +29,14 @@
 // C functions take flat parameter lists (pointer + length pairs, out-parameters, errmsg).
 #![allow(clippy::too_many_arguments)]
 
+/// With the `jemalloc` feature every Rust allocation of the library goes to jemalloc (its
+/// prefixed `_rjem_` symbols, so the host's `malloc` and `free` stay the host's). Buffers
+/// handed to C that C frees with `free` are allocated with `libc::malloc` (`riptide_free`),
+/// never with the global allocator.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod batch;
 mod calls;
 mod cf;
