@@ -113,7 +113,8 @@ impl Default for Mix {
     }
 }
 
-/// A terminal's fixed place: its home warehouse (every transaction's) and its district
+/// A terminal's fixed place: its home warehouse (every transaction's with
+/// `--home-warehouses`; by default each transaction draws its own) and its district
 /// (Stock-Level's; clause 2.8.1.1: one terminal per district of a warehouse).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Home {

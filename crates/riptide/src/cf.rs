@@ -88,7 +88,8 @@ impl CfView {
     /// About how many entries (versions and tombstones) lie from `lower` (inclusive) to
     /// `upper` (exclusive; `None`: no end): the tables' share by their index blocks
     /// ([`riptide_sstable::Table::approximate_entries`]: a block's resolution, one data block
-    /// read per table for the density), plus the memtables' entries counted, up to `memtable_limit` in each.
+    /// read per table for the density), plus the memtables' entries counted, up to
+    /// `memtable_limit` in each.
     pub(crate) fn approximate_entries(
         &self,
         lower: &[u8],

@@ -334,7 +334,8 @@ impl Db {
     /// (inclusive) to `upper` (exclusive; `None`: the end): the tables' share estimated from
     /// their index blocks at the resolution of a data block (RocksDB's approximate sizes; one
     /// data block per table is read for the entry density), plus the memtables' entries,
-    /// counted up to `memtable_limit` in each. Cheap next to an iterator over the range; for query planning, not for answers.
+    /// counted up to `memtable_limit` in each. Cheap next to an iterator over the range; for
+    /// query planning, not for answers.
     pub fn approximate_entries_cf(
         &self,
         cf: &ColumnFamily,
