@@ -9,6 +9,10 @@ use anyhow::{Context as _, Result, bail};
 use crate::report::{cap_text, durability_text};
 use crate::{Budget, Engine, Lab, absolute};
 
+/// The allowance beyond the budget when neither `--allowance-mib` nor the benchmark sets
+/// one: sysbench's measured rule (harness crate docs).
+pub const DEFAULT_ALLOWANCE_MIB: u64 = 320;
+
 /// The server options of a capped benchmark (`#[command(flatten)]` into its arguments).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServerArgs {
@@ -22,9 +26,10 @@ pub struct ServerArgs {
     #[arg(long, default_value_t = 64)]
     pub write_buffer_mib: u64,
     /// What the cgroup allows beyond the budget for the server itself, in MiB (the largest
-    /// measured server overhead plus 64 MiB; harness crate docs).
-    #[arg(long, default_value_t = 320)]
-    pub allowance_mib: u64,
+    /// measured server overhead plus 64 MiB; harness crate docs). Default: the benchmark's
+    /// ([`DEFAULT_ALLOWANCE_MIB`] unless it sets its own with [`ServerArgs::default_allowance`]).
+    #[arg(long)]
+    pub allowance_mib: Option<u64>,
     /// Raise the cap to budget + this many MiB while loading, back to budget +
     /// --allowance-mib for the measured phase (default: the same cap for both). For engines
     /// whose load does not fit the cap; the report prints it.
@@ -43,9 +48,20 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// The allowance in MiB: `--allowance-mib`, else the benchmark's default.
+    pub fn allowance(&self) -> u64 {
+        self.allowance_mib.unwrap_or(DEFAULT_ALLOWANCE_MIB)
+    }
+
+    /// Sets the allowance a benchmark measured for its own workload (harness crate docs),
+    /// unless `--allowance-mib` gave one.
+    pub fn default_allowance(&mut self, mib: u64) {
+        self.allowance_mib.get_or_insert(mib);
+    }
+
     /// The cap in MiB (budget + allowance), whether applied or not.
     pub fn cap_mib(&self) -> u64 {
-        self.budget_mib + self.allowance_mib
+        self.budget_mib + self.allowance()
     }
 
     /// Checks the options and builds the lab for `engines` with its servers under

@@ -81,7 +81,7 @@ mod record;
 mod report;
 mod server;
 
-pub use args::{Conditions, ServerArgs};
+pub use args::{Conditions, DEFAULT_ALLOWANCE_MIB, ServerArgs};
 pub use engine::Engine;
 pub use lab::{Bench, CHECK_ALLOWANCE_MIB, Lab};
 pub use record::{

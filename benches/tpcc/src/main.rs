@@ -55,6 +55,7 @@ mod check;
 mod db;
 mod load;
 mod mix;
+mod procedures;
 mod random;
 mod report;
 mod schema;
@@ -77,6 +78,7 @@ use riptide_bench_harness::{
 
 use db::Target;
 use mix::{Mix, Workload};
+use procedures::Protocol;
 use random::{Constants, Rand};
 use report::{EngineResult, RunResult, Setup};
 use schema::DATABASE;
@@ -86,6 +88,14 @@ use schema::DATABASE;
 /// 2,605, Riptide 2,475 with its WAL; measured on 2026-11-27, benches/RESULTS.md). The
 /// default warehouse count makes every engine's data at least 4x the cap.
 const MIB_PER_WAREHOUSE: u64 = 64;
+
+/// The cgroup's allowance beyond the budget for TPC-C (`--allowance-mib` overrides it), by
+/// the harness's rule (peak overhead measured without a cap, plus 64 MiB, rounded up):
+/// MyRocks' server, uncapped at 36 warehouses (3 x 90 s, all warehouses), peaked at
+/// 605 MiB resident, 349 over its 256 MiB budget, and was OOM-killed in its third run under
+/// sysbench's 320; the others peaked lower (Riptide 357 MiB, InnoDB 328 MiB). 349 + 64 =
+/// 413, so 416.
+const ALLOWANCE_MIB: u64 = 416;
 
 /// The default warehouse count for a cap of `cap_mib`: 4x the cap at
 /// [`MIB_PER_WAREHOUSE`], rounded up.
@@ -111,8 +121,8 @@ struct Args {
     #[arg(long, value_enum, value_delimiter = ',')]
     engines: Vec<Engine>,
     /// Warehouses (default: enough for every engine's data to be at least 4x the cap, at
-    /// 64 MiB per warehouse after the load, below the smallest engine's (MyRocks): 36 with the
-    /// default 576 MiB cap; --quick 2).
+    /// 64 MiB per warehouse after the load, below the smallest engine's (MyRocks): 42 with the
+    /// default 672 MiB cap; --quick 2).
     #[arg(long)]
     warehouses: Option<u64>,
     /// Terminals (client connections).
@@ -145,6 +155,11 @@ struct Args {
     /// Every transaction on a uniformly drawn warehouse (the default; kept for scripts).
     #[arg(long)]
     all_warehouses: bool,
+    /// Send each statement of a transaction as its own round trip (tpcc-mysql's way). By
+    /// default each transaction is one `CALL` of a stored procedure, as HammerDB runs TPC-C
+    /// on MySQL and MariaDB (and as the published TideSQL figures were measured).
+    #[arg(long)]
+    client_statements: bool,
     /// Seed of all random data and inputs.
     #[arg(long, default_value_t = 17)]
     seed: u64,
@@ -176,7 +191,8 @@ struct Ctx {
 
 /// Runs everything; Ok(false) when an engine failed or a consistency check did.
 fn real_main() -> Result<bool> {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    args.server.default_allowance(ALLOWANCE_MIB);
     let q = args.quick;
     let engines = if !args.engines.is_empty() {
         args.engines.clone()
@@ -205,6 +221,11 @@ fn real_main() -> Result<bool> {
         runs: args.runs.unwrap_or(if q { 1 } else { 3 }).max(1),
         load_threads: args.load_threads.max(1),
         all_warehouses: !args.home_warehouses,
+        protocol: if args.client_statements {
+            Protocol::Statements
+        } else {
+            Protocol::Procedures
+        },
         mix: Mix {
             remote_line_pct: args.remote_line_pct,
             remote_payment_pct: args.remote_payment_pct,
@@ -348,6 +369,9 @@ fn serve(
     for sql in schema::create_tables(engine.name()) {
         conn.query_drop(&sql).with_context(|| format!("`{sql}`"))?;
     }
+    if s.protocol == Protocol::Procedures {
+        procedures::create(&mut conn)?;
+    }
     let rows = phase_bar(mp, schema::expected_rows(s.warehouses), "rows");
     let loaded = load::load(
         &target,
@@ -391,6 +415,7 @@ fn serve(
         mix: s.mix,
         constants: Constants::run(&load_constants, &mut rand),
         all_warehouses: s.all_warehouses,
+        protocol: s.protocol,
     };
     pb.set_message(format!("{name}: warm-up"));
     measure(bench, &target, &workload, s, s.warmup, 0, mp)?;
@@ -483,6 +508,7 @@ mod tests {
     #[test]
     fn default_warehouses_make_4x_the_cap() {
         assert_eq!(default_warehouses(576), 36);
+        assert_eq!(default_warehouses(256 + ALLOWANCE_MIB), 42);
         assert_eq!(default_warehouses(1), 1);
         assert!(default_warehouses(576) * MIB_PER_WAREHOUSE >= 4 * 576);
     }

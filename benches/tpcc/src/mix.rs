@@ -253,6 +253,8 @@ pub struct Workload {
     /// all of them instead of the terminal's home (so few terminals still touch all the
     /// data; Stock-Level keeps the terminal's district).
     pub all_warehouses: bool,
+    /// How the terminals send each transaction.
+    pub protocol: crate::procedures::Protocol,
 }
 
 impl Workload {
@@ -365,6 +367,7 @@ mod tests {
             mix: Mix::default(),
             constants: Constants::run(&load, &mut r),
             all_warehouses: false,
+            protocol: crate::procedures::Protocol::Procedures,
         }
     }
 
@@ -460,6 +463,7 @@ mod tests {
     fn all_warehouses_spreads_every_terminal() {
         let w = Workload {
             all_warehouses: true,
+            protocol: crate::procedures::Protocol::Procedures,
             ..workload(10)
         };
         let mut r = Rand::new(4);

@@ -146,6 +146,8 @@ pub struct Setup {
     pub load_threads: usize,
     /// Every transaction on a uniformly drawn warehouse (`--all-warehouses`).
     pub all_warehouses: bool,
+    /// How each transaction is sent.
+    pub protocol: crate::procedures::Protocol,
     /// The shares of the inputs.
     pub mix: Mix,
     /// Memory budget, durability, cap.
@@ -183,7 +185,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     let _ = writeln!(
         s,
         "{} warehouses, {} terminals ({}, no keying or think time), REPEATABLE READ. Mix: New-Order 45%, Payment 43%, Order-Status, Delivery and \
-         Stock-Level 4% each (a shuffled deck of 100 per terminal); {}% remote order lines, \
+         Stock-Level 4% each (a shuffled deck of 100 per terminal); {}; {}% remote order lines, \
          {}% remote Payment customers, {}% of Payment and Order-Status by last name, {}% of \
          New-Orders rolled back. Per engine: load ({} threads), consistency check, restart, \
          a {} s warm-up (discarded), then {} measured run(s) of {} s, each followed by the \
@@ -196,6 +198,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         } else {
             "each on its home warehouse, assigned round-robin, `--home-warehouses`"
         },
+        setup.protocol.text(),
         m.remote_line_pct,
         m.remote_payment_pct,
         m.by_name_pct,
@@ -528,6 +531,7 @@ mod tests {
             runs: 3,
             load_threads: 2,
             all_warehouses: false,
+            protocol: crate::procedures::Protocol::Procedures,
             mix: Mix::default(),
             conditions: Conditions {
                 budget: riptide_bench_harness::Budget {

@@ -17,8 +17,9 @@ use mysql::prelude::Queryable as _;
 
 use crate::db::{ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, Target, server_code};
 use crate::mix::{Deck, Home, Kind, Workload};
+use crate::procedures::{Calls, Protocol};
 use crate::random::Rand;
-use crate::txn::{Outcome, Statements, TxnError, execute};
+use crate::txn::{Outcome, Statements, Txn, TxnError};
 
 /// Attempts of one transaction before the run fails (a livelock, not contention).
 const MAX_ATTEMPTS: u32 = 1_000;
@@ -136,22 +137,42 @@ impl Tally {
     }
 }
 
+/// What a terminal sends its transactions with.
+enum Prepared {
+    /// The five `CALL`s ([`Protocol::Procedures`]).
+    Calls(Calls),
+    /// Every statement of the five ([`Protocol::Statements`]).
+    Statements(Box<Statements>),
+}
+
+impl Prepared {
+    fn execute(&self, conn: &mut Conn, input: &crate::mix::Input) -> Txn<Outcome> {
+        match self {
+            Prepared::Calls(c) => crate::procedures::execute(conn, c, input),
+            Prepared::Statements(s) => crate::txn::execute(conn, s, input),
+        }
+    }
+}
+
 /// One terminal.
 struct Terminal {
     conn: Conn,
-    statements: Statements,
+    prepared: Prepared,
     home: Home,
     rand: Rand,
     deck: Deck,
 }
 
 impl Terminal {
-    fn open(target: &Target, home: Home, seed: u64) -> Result<Terminal> {
+    fn open(target: &Target, protocol: Protocol, home: Home, seed: u64) -> Result<Terminal> {
         let mut conn = target.connect()?;
-        let statements = Statements::prepare(&mut conn)?;
+        let prepared = match protocol {
+            Protocol::Procedures => Prepared::Calls(Calls::prepare(&mut conn)?),
+            Protocol::Statements => Prepared::Statements(Box::new(Statements::prepare(&mut conn)?)),
+        };
         Ok(Terminal {
             conn,
-            statements,
+            prepared,
             home,
             rand: Rand::new(seed),
             deck: Deck::new(),
@@ -180,7 +201,7 @@ impl Terminal {
             let (mut deadlocks, mut lock_waits) = (0, 0);
             let outcome = loop {
                 attempt += 1;
-                match execute(&mut self.conn, &self.statements, &input) {
+                match self.prepared.execute(&mut self.conn, &input) {
                     Ok(o) => break o,
                     Err(e) => {
                         let _ = self.conn.query_drop("ROLLBACK");
@@ -256,6 +277,7 @@ pub fn run(
         opened.push(
             Terminal::open(
                 target,
+                w.protocol,
                 Home::of_terminal(t, w.warehouses),
                 seed.wrapping_add(t),
             )

@@ -34,7 +34,8 @@ impl std::fmt::Display for TxnError {
     }
 }
 
-type Txn<T> = std::result::Result<T, TxnError>;
+/// A transaction's result.
+pub type Txn<T> = std::result::Result<T, TxnError>;
 
 /// How a transaction ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
