@@ -42,7 +42,9 @@
 //! Measured (4 x 250,000 rows, uncapped, `MALLOC_ARENA_MAX=2`; benches/RESULTS.md): InnoDB
 //! 331 MiB peak (75 over the budget), Riptide 346 MiB (90), MyRocks 474 MiB
 //! over the seven workloads and 492 MiB after one minute of `oltp_update_index` alone
-//! (236, still growing): 236 + 64 = 300, so 320. Every server runs with
+//! (236, still growing): 236 + 64 = 300, so 320 ([`DEFAULT_ALLOWANCE_MIB`]). TPC-C sets its
+//! own by the same rule (`riptide-tpcc`'s `ALLOWANCE_MIB`, 416: MyRocks' server peaked
+//! 349 MiB over its budget uncapped at 36 warehouses). Every server runs with
 //! `MALLOC_ARENA_MAX=2` (glibc's per-thread arenas kept 72 MiB of Riptide's and 61 MiB of
 //! MyRocks' resident memory). The load (`CREATE INDEX`) needs more than the workloads
 //! (peak resident: InnoDB 339 MiB, MyRocks 878 MiB, Riptide 1,974 MiB while it copies each

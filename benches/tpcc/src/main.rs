@@ -23,7 +23,12 @@
 //!    (round-robin, as HammerDB assigns them) and a district for Stock-Level, run the five
 //!    transactions back to back with no keying or think time, drawn from a shuffled deck of
 //!    100 cards (New-Order 45, Payment 43, Order-Status, Delivery, Stock-Level 4 each;
-//!    `mix.rs`), over prepared statements, in REPEATABLE READ (`txn.rs`). Deadlocks (1213)
+//!    `mix.rs`), in REPEATABLE READ. Each transaction is one `CALL` of a stored procedure
+//!    created with the tables (`procedures.rs`), as HammerDB runs TPC-C on MySQL and
+//!    MariaDB (so as TideSQL's published figures were measured); `--client-statements`
+//!    sends every statement as its own prepared-statement round trip instead (tpcc-mysql's
+//!    way, `txn.rs`: about 60 round trips per New-Order with its share of the other four,
+//!    the same cost in every engine's server and in the driver). Deadlocks (1213)
 //!    and lock wait timeouts (1205) are rolled back and retried with the same input, and
 //!    counted; any other error fails the engine's run, naming the transaction and its input.
 //!    By default every transaction draws its warehouse uniformly (HammerDB's "use all
