@@ -123,17 +123,25 @@ pub const CREATE: [&str; 6] = [
      BEGIN
        DECLARE c INT DEFAULT c_in;
        DECLARE w_name_ VARCHAR(10); DECLARE d_name_ VARCHAR(10);
-       DECLARE credit CHAR(2);
+       DECLARE street_1 VARCHAR(20); DECLARE street_2 VARCHAR(20); DECLARE city VARCHAR(20);
+       DECLARE state CHAR(2); DECLARE zip CHAR(9);
+       DECLARE first_ VARCHAR(16); DECLARE middle_ CHAR(2); DECLARE last_ VARCHAR(16);
+       DECLARE phone CHAR(16); DECLARE since DATETIME; DECLARE credit CHAR(2);
+       DECLARE credit_lim DECIMAL(12,2); DECLARE discount DECIMAL(4,4);
+       DECLARE balance DECIMAL(12,2);
        DECLARE msg VARCHAR(128);
        START TRANSACTION;
        UPDATE warehouse SET w_ytd = w_ytd + amount WHERE w_id = w;
-       SELECT w_name INTO w_name_ FROM warehouse WHERE w_id = w;
+       SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
+         INTO w_name_, street_1, street_2, city, state, zip FROM warehouse WHERE w_id = w;
        IF w_name_ IS NULL THEN
          SET msg = CONCAT('Payment: no warehouse ', w);
          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
        END IF;
        UPDATE district SET d_ytd = d_ytd + amount WHERE d_w_id = w AND d_id = d;
-       SELECT d_name INTO d_name_ FROM district WHERE d_w_id = w AND d_id = d;
+       SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip
+         INTO d_name_, street_1, street_2, city, state, zip FROM district
+         WHERE d_w_id = w AND d_id = d;
        IF d_name_ IS NULL THEN
          SET msg = CONCAT('Payment: no district (', w, ', ', d, ')');
          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
@@ -141,8 +149,11 @@ pub const CREATE: [&str; 6] = [
        IF c = 0 THEN
          CALL tpcc_customer_by_last(cw, cd, c_last_in, 'Payment', c);
        END IF;
-       SELECT c_credit INTO credit FROM customer WHERE c_w_id = cw AND c_d_id = cd
-         AND c_id = c FOR UPDATE;
+       SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip,
+         c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since
+         INTO first_, middle_, last_, street_1, street_2, city, state, zip, phone, credit,
+         credit_lim, discount, balance, since
+         FROM customer WHERE c_w_id = cw AND c_d_id = cd AND c_id = c FOR UPDATE;
        IF credit IS NULL THEN
          SET msg = CONCAT('Payment: no customer (', cw, ', ', cd, ', ', c, ')');
          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
