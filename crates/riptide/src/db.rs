@@ -682,11 +682,11 @@ impl DbInner {
 
     /// Registers a snapshot of the current state.
     pub(crate) fn take_snapshot(&self) -> Snapshot {
-        // A compaction that read the snapshot list before this registration only holds
-        // inputs at or below the sequence number read here (everything written before), so
-        // whatever it drops was already shadowed for this snapshot too.
-        let seqno = self.last_seqno.load(Ordering::Acquire);
-        self.snapshots.register(seqno)
+        // The number is read under the list's lock: a flush or compaction that read the
+        // list before this registration took its inputs before the number was read, so they
+        // hold nothing newer and whatever it drops was shadowed for this snapshot too.
+        self.snapshots
+            .register_current(|| self.last_seqno.load(Ordering::Acquire))
     }
 
     /// Wakes the background worker.

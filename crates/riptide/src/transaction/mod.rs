@@ -1135,7 +1135,10 @@ impl Transaction {
         // After the lock wait (read committed must see what the lock holder committed), and
         // after tracking (an optimistic key is tracked at or before the point it is read at,
         // so a commit in between is a conflict, never a missed one). A current read sees the
-        // newest committed version: the lock it holds keeps it from changing.
+        // newest committed version: the lock it holds keeps it from changing. The view is
+        // taken before the number (as `Db::get` does): what a flush or compaction dropped
+        // from it was shadowed by a version at or below any number read after it.
+        let view = cf.data.view();
         let seqno = if lock.is_some() && self.current_reads() {
             self.shared.db.last_seqno.load(Ordering::Acquire)
         } else {
@@ -1145,11 +1148,9 @@ impl Transaction {
             return Ok(LockedRead::Value(op.value().map(<[u8]>::to_vec)));
         }
         drop(st);
-        Ok(LockedRead::Value(self.shared.db.counted_get(
-            &cf.data.view(),
-            key,
-            seqno,
-        )?))
+        Ok(LockedRead::Value(
+            self.shared.db.counted_get(&view, key, seqno)?,
+        ))
     }
 
     fn write(
