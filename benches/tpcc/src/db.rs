@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use mysql::prelude::Queryable as _;
-use mysql::{Conn, OptsBuilder};
+use mysql::{Conn, OptsBuilder, Statement};
 
 /// The server error numbers a terminal retries (and counts): a deadlock, a lock wait
 /// timeout.
@@ -56,4 +56,9 @@ pub fn server_code(e: &mysql::Error) -> Option<u16> {
         mysql::Error::MySqlError(se) => Some(se.code),
         _ => None,
     }
+}
+
+/// Prepares `sql` on `conn`; the error names the statement.
+pub fn prepare(conn: &mut Conn, sql: &str) -> Result<Statement> {
+    conn.prep(sql).with_context(|| format!("preparing `{sql}`"))
 }

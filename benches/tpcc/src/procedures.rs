@@ -331,9 +331,7 @@ pub struct Calls {
 impl Calls {
     /// Prepares the five `CALL`s on `conn`.
     pub fn prepare(conn: &mut Conn) -> Result<Calls> {
-        let mut p = |sql: &str| -> Result<Statement> {
-            conn.prep(sql).with_context(|| format!("preparing `{sql}`"))
-        };
+        let mut p = |sql: &str| crate::db::prepare(conn, sql);
         Ok(Calls {
             new_order: p("CALL tpcc_new_order(?, ?, ?, ?, ?)")?,
             payment: p("CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?)")?,

@@ -1,7 +1,7 @@
 //! The five transactions as SQL over prepared statements (the statements of tpcc-mysql and
 //! HammerDB, one per step of clauses 2.4.2 to 2.8.2), each in one transaction.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use mysql::prelude::Queryable as _;
 use mysql::{Conn, Row, Statement};
 
@@ -87,9 +87,7 @@ pub struct Statements {
 impl Statements {
     /// Prepares every statement on `conn`.
     pub fn prepare(conn: &mut Conn) -> Result<Statements> {
-        let mut p = |sql: &str| -> Result<Statement> {
-            conn.prep(sql).with_context(|| format!("preparing `{sql}`"))
-        };
+        let mut p = |sql: &str| crate::db::prepare(conn, sql);
         let mut no_stock = Vec::new();
         for d in 1..=DISTRICTS {
             no_stock.push(p(&format!(
