@@ -23,6 +23,7 @@ use crate::cf::{CfData, CfView, ColumnFamily, KeyVersion};
 use crate::iterator::DbIterator;
 use crate::lock::DirLock;
 use crate::options::{Options, ReadOptions};
+use crate::read_point::ReadPoint;
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::{Counters, LevelStats, Statistics};
 use crate::transaction::{PreparedTxns, Transaction, TransactionOptions};
@@ -252,13 +253,7 @@ impl Db {
     ) -> Result<Option<Vec<u8>>> {
         self.inner.check_open()?;
         check_live(cf)?;
-        // Take the view before the sequence number: everything a compaction dropped from
-        // this view was shadowed by a version at or below the number read next.
-        let view = cf.data.view();
-        let snapshot = match opts.snapshot {
-            Some(s) => s.seqno(),
-            None => self.inner.last_seqno.load(Ordering::Acquire),
-        };
+        let (view, snapshot) = ReadPoint::of(opts.snapshot).view(&self.inner, cf);
         self.inner
             .counted_get(&view, key, snapshot)
             .map_err(|e| e.with_context(format!("get in column family {:?}", cf.name())))
@@ -317,11 +312,7 @@ impl Db {
     pub fn iter_cf(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<DbIterator> {
         self.inner.check_open()?;
         check_live(cf)?;
-        let view = cf.data.view();
-        let snapshot = match opts.snapshot {
-            Some(s) => s.seqno(),
-            None => self.inner.last_seqno.load(Ordering::Acquire),
-        };
+        let (view, snapshot) = ReadPoint::of(opts.snapshot).view(&self.inner, cf);
         let merged =
             view.merged_iter_within(opts.lower_bound.as_deref(), opts.upper_bound.as_deref());
         Ok(
@@ -1186,17 +1177,18 @@ fn is_prepare(batch: &RawBatch) -> bool {
     matches!(batch.marker(), Some((BatchMarker::Prepare, _)))
 }
 
-/// An iterator over `cf` at `seqno` within bounds (for transactions).
+/// An iterator over `cf` at `point` within bounds (for transactions); its sequence number is
+/// [`DbIterator::snapshot_seqno`].
 pub(crate) fn iter_at(
     db: &DbInner,
     cf: &ColumnFamily,
-    seqno: SeqNo,
+    point: ReadPoint,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
 ) -> Result<DbIterator> {
     db.check_open()?;
     check_live(cf)?;
-    let view = cf.data.view();
+    let (view, seqno) = point.view(db, cf);
     let merged = view.merged_iter_within(lower.as_deref(), upper.as_deref());
     Ok(DbIterator::new(view, merged, seqno, lower, upper)?
         .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger))

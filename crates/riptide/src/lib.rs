@@ -46,6 +46,7 @@ mod iterator;
 mod lock;
 mod option_table;
 mod options;
+mod read_point;
 mod recovery;
 mod snapshot;
 mod stats;

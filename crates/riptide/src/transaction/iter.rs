@@ -35,6 +35,7 @@ use riptide_txn::{GapLockId, LockMode};
 
 use crate::cf::ColumnFamily;
 use crate::iterator::DbIterator;
+use crate::read_point::ReadPoint;
 use crate::transaction::{Pending, TxnShared};
 
 /// An owned range bound.
@@ -172,11 +173,12 @@ impl TxnIterator {
     pub(crate) fn new(
         txn: Arc<TxnShared>,
         cf: ColumnFamily,
-        seqno: SeqNo,
+        point: ReadPoint,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Result<TxnIterator> {
-        let db = crate::db::iter_at(&txn.db, &cf, seqno, lower.clone(), upper.clone())?;
+        let db = crate::db::iter_at(&txn.db, &cf, point, lower.clone(), upper.clone())?;
+        let seqno = db.snapshot_seqno();
         Ok(TxnIterator {
             txn,
             cf,
@@ -194,17 +196,17 @@ impl TxnIterator {
         })
     }
 
-    /// A locking iterator reading at `seqno` (the newest when it was made).
+    /// A locking iterator reading at `point` (the newest when it was made).
     pub(crate) fn new_locking(
         txn: Arc<TxnShared>,
         cf: ColumnFamily,
-        seqno: SeqNo,
+        point: ReadPoint,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
         lock: ScanLock,
     ) -> Result<TxnIterator> {
         let gap = lock.gap;
-        let made = TxnIterator::new(Arc::clone(&txn), cf, seqno, lower, upper);
+        let made = TxnIterator::new(Arc::clone(&txn), cf, point, lower, upper);
         match made {
             Ok(mut it) => {
                 it.lock = Some(lock);
@@ -497,22 +499,23 @@ impl TxnIterator {
         if self.lock.is_some() {
             let newest = self.txn.db.last_seqno.load(Ordering::Acquire);
             if newest != self.seqno {
-                self.reopen(newest)?;
+                self.reopen()?;
             }
         }
         Ok(())
     }
 
-    /// Replaces the database cursor by one reading at `seqno` (not positioned).
-    fn reopen(&mut self, seqno: SeqNo) -> Result<()> {
+    /// Replaces the database cursor by one reading at the newest sequence number (not
+    /// positioned).
+    fn reopen(&mut self) -> Result<()> {
         self.db = crate::db::iter_at(
             &self.txn.db,
             &self.cf,
-            seqno,
+            ReadPoint::Newest,
             self.lower.clone(),
             self.upper.clone(),
         )?;
-        self.seqno = seqno;
+        self.seqno = self.db.snapshot_seqno();
         Ok(())
     }
 
@@ -554,7 +557,7 @@ impl TxnIterator {
                     inclusive = false;
                 }
                 Verdict::Reread => {
-                    self.reopen(self.txn.db.last_seqno.load(Ordering::Acquire))?;
+                    self.reopen()?;
                     if forward {
                         match from.as_deref() {
                             None => self.db.seek_to_first()?,

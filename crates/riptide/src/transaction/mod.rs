@@ -149,6 +149,7 @@ use riptide_txn::{
 use crate::cf::ColumnFamily;
 use crate::db::DbInner;
 use crate::options::ReadOptions;
+use crate::read_point::ReadPoint;
 use crate::snapshot::Snapshot;
 
 pub use iter::TxnIterator;
@@ -449,6 +450,18 @@ impl TxnShared {
                 .snapshot
                 .get_or_insert_with(|| self.db.take_snapshot())
                 .seqno(),
+        }
+    }
+
+    /// Where reads look from now ([`ReadPoint`] orders the view and the number): the
+    /// snapshot (registered now if needed) under repeatable read and serializable, the newest
+    /// committed under read committed.
+    fn read_point(&self, st: &mut TxnState) -> ReadPoint {
+        match self.opts.isolation {
+            IsolationLevel::ReadCommitted => ReadPoint::Newest,
+            IsolationLevel::RepeatableRead | IsolationLevel::Serializable => {
+                ReadPoint::Snapshot(self.read_seqno(st))
+            }
         }
     }
 
@@ -790,15 +803,15 @@ impl Transaction {
     /// writes this transaction makes while it is open. Scans are not validated or locked (see
     /// [`Transaction::iter_locking`] for InnoDB's locking reads).
     pub fn iter(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<TxnIterator> {
-        let seqno = {
+        let point = {
             let mut st = self.shared.state.lock();
             self.check_active(&st)?;
-            self.read_seqno(&mut st)
+            self.shared.read_point(&mut st)
         };
         TxnIterator::new(
             Arc::clone(&self.shared),
             cf.clone(),
-            seqno,
+            point,
             opts.lower_bound,
             opts.upper_bound,
         )
@@ -815,11 +828,10 @@ impl Transaction {
             let st = self.shared.state.lock();
             self.check_active(&st)?;
         }
-        let seqno = self.shared.db.last_seqno.load(Ordering::Acquire);
         TxnIterator::new(
             Arc::clone(&self.shared),
             cf.clone(),
-            seqno,
+            ReadPoint::Newest,
             opts.lower_bound,
             opts.upper_bound,
         )
@@ -927,11 +939,10 @@ impl Transaction {
         } else {
             Vec::new()
         };
-        let seqno = self.shared.db.last_seqno.load(Ordering::Acquire);
         TxnIterator::new_locking(
             Arc::clone(&self.shared),
             cf.clone(),
-            seqno,
+            ReadPoint::Newest,
             lower,
             upper,
             iter::ScanLock::new(mode, gap, writers, skip_locked),
@@ -1082,10 +1093,6 @@ impl Transaction {
         self.shared.opts.current_reads && self.shared.opts.concurrency == Concurrency::Pessimistic
     }
 
-    fn read_seqno(&self, st: &mut TxnState) -> SeqNo {
-        self.shared.read_seqno(st)
-    }
-
     fn read(
         &self,
         cf: &ColumnFamily,
@@ -1135,15 +1142,14 @@ impl Transaction {
         // After the lock wait (read committed must see what the lock holder committed), and
         // after tracking (an optimistic key is tracked at or before the point it is read at,
         // so a commit in between is a conflict, never a missed one). A current read sees the
-        // newest committed version: the lock it holds keeps it from changing. The view is
-        // taken before the number (as `Db::get` does): what a flush or compaction dropped
-        // from it was shadowed by a version at or below any number read after it.
-        let view = cf.data.view();
-        let seqno = if lock.is_some() && self.current_reads() {
-            self.shared.db.last_seqno.load(Ordering::Acquire)
+        // newest committed version: the lock it holds keeps it from changing. `ReadPoint`
+        // orders the view and the number (a snapshot is registered before the view).
+        let point = if lock.is_some() && self.current_reads() {
+            ReadPoint::Newest
         } else {
-            self.read_seqno(&mut st)
+            self.shared.read_point(&mut st)
         };
+        let (view, seqno) = point.view(&self.shared.db, cf);
         if let Some(op) = st.buffer.get(cf.id(), key) {
             return Ok(LockedRead::Value(op.value().map(<[u8]>::to_vec)));
         }
