@@ -110,7 +110,8 @@ struct Sysvar_slot
 };
 
 /* At most this many system variables; riptide_apply_options fails the plugin's init if the
-   C ABI declares more (raise it then). */
+   C ABI declares more (raise it then, with SHIM_SYSVAR_CAPACITY in crates/capi/src/options.rs,
+   whose test fails first). */
 constexpr size_t SYSVAR_CAPACITY= 64;
 Sysvar_slot sysvar_slots[SYSVAR_CAPACITY];
 size_t sysvar_count= 0;

@@ -333,6 +333,21 @@ pub extern "C" fn riptide_server_option_at(index: usize) -> *const riptide_optio
 mod tests {
     use std::ptr::null_mut;
 
+    /// `SYSVAR_CAPACITY` of `plugin-shim/sysvars.cc`: the plugin declares at most this many
+    /// system variables (and fails its init beyond it, after the server has already refused
+    /// any option given for the ones left out).
+    const SHIM_SYSVAR_CAPACITY: usize = 64;
+
+    #[test]
+    fn every_server_option_fits_the_shim_sysvar_table() {
+        let n = super::riptide_server_option_count();
+        assert!(
+            n <= SHIM_SYSVAR_CAPACITY,
+            "{n} server options, the shim holds {SHIM_SYSVAR_CAPACITY}: raise SYSVAR_CAPACITY \
+             in plugin-shim/sysvars.cc and SHIM_SYSVAR_CAPACITY here"
+        );
+    }
+
     use super::*;
 
     #[test]

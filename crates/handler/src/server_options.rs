@@ -101,6 +101,7 @@ const SERVER_OPTIONS: &[Decl] = &[
     engine("target_file_size"),
     engine("max_total_wal_size"),
     engine("young_space_bound"),
+    engine("bytes_per_sync"),
     Decl::Own(|| ServerOption {
         name: "data_dir",
         doc: "Directory of the Riptide database (default: #riptide in the datadir; a relative \

@@ -537,6 +537,12 @@ impl Options {
             },
         ),
         opt!(
+            bytes_per_sync: u64(64, 0, TIB),
+            "While a table is written, start writing every further this many bytes to the \
+             device, so reads do not queue behind one burst at its sync; 0 for never \
+             (RocksDB bytes_per_sync)"
+        ),
+        opt!(
             l0_compaction_trigger: usize(32, 2, 65536),
             "Number of L0 tables that triggers a merge into L1 (RocksDB \
              level0_file_num_compaction_trigger)"

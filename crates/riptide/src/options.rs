@@ -34,6 +34,7 @@ pub struct Options {
     /// `compression` and `compression_level` options can be set by name in either order.
     pub(crate) zstd_level: i32,
     pub(crate) bloom_bits_per_key: u32,
+    pub(crate) bytes_per_sync: u64,
     pub(crate) l0_compaction_trigger: usize,
     pub(crate) young_space_bound: bool,
     pub(crate) target_file_size: u64,
@@ -80,6 +81,7 @@ impl Default for Options {
             compression: Compression::None,
             zstd_level: 1,
             bloom_bits_per_key: 10,
+            bytes_per_sync: riptide_sstable::options::DEFAULT_BYTES_PER_SYNC,
             l0_compaction_trigger: 4,
             young_space_bound: true,
             target_file_size: 64 << 20,
@@ -186,6 +188,14 @@ impl Options {
     /// (RocksDB `filter_policy = NewBloomFilterPolicy(10)`).
     pub fn bloom_bits_per_key(mut self, bits: u32) -> Self {
         self.bloom_bits_per_key = bits;
+        self
+    }
+
+    /// While a flush or compaction writes a table, start the device write of every further
+    /// this many bytes, so the table does not reach the device in one burst at its final
+    /// sync with reads queued behind it; 0: never. Default 1 MiB (RocksDB `bytes_per_sync`).
+    pub fn bytes_per_sync(mut self, bytes: u64) -> Self {
+        self.bytes_per_sync = bytes;
         self
     }
 
@@ -491,6 +501,7 @@ impl Options {
             restart_interval: self.restart_interval,
             compression: self.compression,
             bloom_bits_per_key: self.bloom_bits_per_key,
+            bytes_per_sync: self.bytes_per_sync,
         }
     }
 

@@ -124,7 +124,10 @@ impl TableWriter {
             fs,
             path: path.to_path_buf(),
             sink: BlockSink {
-                file: BufWriter::with_capacity(256 << 10, AppendWriter(file)),
+                file: BufWriter::with_capacity(
+                    256 << 10,
+                    AppendWriter::new(file, opts.bytes_per_sync),
+                ),
                 offset: 0,
                 compressor,
                 scratch: Vec::new(),
@@ -393,7 +396,7 @@ impl TableWriter {
         self.sink
             .file
             .get_ref()
-            .0
+            .file()
             .sync_all()
             .at("fsync table", &path)?;
         self.props.file_size = self.sink.offset;

@@ -48,17 +48,21 @@ fn arb_opts() -> impl Strategy<Value = TableOptions> {
         1usize..20,
         any::<bool>(),
         prop::sample::select(vec![0u32, 1, 10]),
+        prop::sample::select(vec![0u64, 512, 1 << 20]),
     )
-        .prop_map(|(block_size, restart_interval, zstd, bloom)| TableOptions {
-            block_size,
-            restart_interval,
-            compression: if zstd {
-                Compression::Zstd { level: 1 }
-            } else {
-                Compression::None
+        .prop_map(
+            |(block_size, restart_interval, zstd, bloom, bytes_per_sync)| TableOptions {
+                block_size,
+                restart_interval,
+                compression: if zstd {
+                    Compression::Zstd { level: 1 }
+                } else {
+                    Compression::None
+                },
+                bloom_bits_per_key: bloom,
+                bytes_per_sync,
             },
-            bloom_bits_per_key: bloom,
-        })
+        )
 }
 
 fn same_position(a: &dyn InternalIterator, b: &dyn InternalIterator) -> Result<(), TestCaseError> {
