@@ -183,6 +183,7 @@ fn built(data: &[u8]) {
             Compression::None
         },
         bloom_bits_per_key: u32::from(input.bloom_bits % 24),
+        ..TableOptions::default()
     };
     let dir = temp_dir();
     let path = dir.path().join("000001.sst");

@@ -346,6 +346,7 @@ pub fn sample_table(n: u32, zstd: bool, range_dels: bool) -> Vec<u8> {
             riptide_sstable::Compression::None
         },
         bloom_bits_per_key: 10,
+        ..riptide_sstable::TableOptions::default()
     };
     let res = riptide_sstable::TableWriter::create(&path, opts).and_then(|mut w| {
         for i in 0..n {
