@@ -87,6 +87,11 @@ mod tests {
             .unwrap()
     }
 
+    fn begin(db: &Db, isolation: IsolationLevel) -> crate::Transaction {
+        db.begin_transaction(TransactionOptions::default().isolation(isolation))
+            .unwrap()
+    }
+
     /// Runs `hook` at the next read point taken on this thread.
     fn at_next_read_point(hook: impl FnOnce() + 'static) {
         BETWEEN.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
@@ -103,11 +108,7 @@ mod tests {
         let cf = db.default_cf();
         db.put(b"a", b"100").unwrap();
         db.put(b"b", b"0").unwrap();
-        let txn = db
-            .begin_transaction(
-                TransactionOptions::default().isolation(IsolationLevel::RepeatableRead),
-            )
-            .unwrap();
+        let txn = begin(&db, IsolationLevel::RepeatableRead);
         let writer = Arc::clone(&db);
         at_next_read_point(move || {
             // The switch first: the transfer goes into a memtable newer than any view taken
@@ -134,11 +135,7 @@ mod tests {
         let cf = db.default_cf();
         db.put(b"a", b"1").unwrap();
         db.flush().unwrap();
-        let txn = db
-            .begin_transaction(
-                TransactionOptions::default().isolation(IsolationLevel::ReadCommitted),
-            )
-            .unwrap();
+        let txn = begin(&db, IsolationLevel::ReadCommitted);
         let writer = Arc::clone(&db);
         at_next_read_point(move || {
             writer.put(b"a", b"2").unwrap();
