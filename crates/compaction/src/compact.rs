@@ -17,6 +17,7 @@ use crate::gc::{GcStats, RangeDelAggregator, copy_with_gc_and_range_dels};
 use crate::output::OutputTables;
 use crate::range_iter::RangeIterator;
 use crate::table_handle::TableHandle;
+use crate::untouched::KeptRange;
 
 /// Bytes read per read from each input table of a compaction: the inputs are read front to
 /// back once, so one read fetches many blocks (RocksDB: `compaction_readahead_size`, 2 MiB).
@@ -76,6 +77,9 @@ pub struct CompactionStats {
     /// Files moved to the output level unchanged (a trivial move, see
     /// [`crate::CompactionJob::is_trivial_move`]); 0 for a merge.
     pub files_moved: u64,
+    /// Output-level files a merge left in place because no shallower key fell into them
+    /// (see [`crate::CompactionJob::set_aside_untouched`]).
+    pub files_kept: u64,
     /// Wall-clock time of the whole compaction.
     pub duration: Duration,
 }
@@ -107,6 +111,8 @@ pub(crate) struct MergeSettings<'a> {
     pub(crate) snapshots: &'a [SeqNo],
     pub(crate) bottommost: bool,
     pub(crate) target_file_size: u64,
+    /// Key ranges the outputs stay out of (see [`crate::untouched`]), ascending.
+    pub(crate) kept: &'a [KeptRange],
 }
 
 /// What one [`merge_range`] produced.
@@ -163,7 +169,8 @@ pub(crate) fn merge_range(
         alloc_number,
         s.target_file_size.max(1),
     )
-    .with_range_tombstones(&output_tombstones, start, end);
+    .with_range_tombstones(&output_tombstones, start, end)
+    .keeping_out(s.kept);
     let gc = copy_with_gc_and_range_dels(
         &mut merged,
         s.snapshots,
@@ -208,6 +215,7 @@ pub fn compact(
         snapshots: &snapshots,
         bottommost: opts.bottommost,
         target_file_size: opts.target_file_size,
+        kept: &[],
     };
     let r = merge_range(&inputs, None, None, &settings, alloc_number)?;
     Ok(CompactionOutput {
@@ -223,6 +231,7 @@ pub fn compact(
             range_deleted: r.gc.range_deleted,
             subcompactions: 1,
             files_moved: 0,
+            files_kept: 0,
             duration: started.elapsed(),
         },
         new_files: r.new_files,

@@ -8,6 +8,7 @@ use riptide_common::CfId;
 use crate::compact::CompactionOutput;
 use crate::edit::VersionEdit;
 use crate::table_handle::TableHandle;
+use crate::untouched::KeptRange;
 use crate::version::Version;
 
 /// Why a compaction was picked.
@@ -54,6 +55,9 @@ pub struct CompactionJob {
     pub smallest_user_key: Vec<u8>,
     /// The largest user key of any input.
     pub largest_user_key: Vec<u8>,
+    /// Key ranges of output-level files the job leaves in place (sorted; see
+    /// [`Self::set_aside_untouched`]): no output file reaches into them. Empty when picked.
+    pub kept_ranges: Vec<KeptRange>,
 }
 
 impl CompactionJob {
@@ -89,7 +93,7 @@ impl CompactionJob {
         let [(level, files)] = self.inputs.as_slice() else {
             return false;
         };
-        if *level == self.output_level || files.is_empty() {
+        if *level == self.output_level || files.is_empty() || !self.kept_ranges.is_empty() {
             return false;
         }
         let mut sorted: Vec<&Arc<TableHandle>> = files.iter().collect();

@@ -53,6 +53,7 @@ pub mod registry;
 pub mod run;
 pub mod table_handle;
 pub mod targets;
+pub mod untouched;
 pub mod version;
 
 pub use compact::{CompactionOptions, CompactionOutput, CompactionStats, compact};
@@ -71,4 +72,5 @@ pub use registry::CompactionRegistry;
 pub use run::{run_compaction, subcompaction_boundaries};
 pub use table_handle::{HandleIterator, TableHandle};
 pub use targets::{LevelTargets, level_targets, level_targets_from_sizes};
+pub use untouched::KeptRange;
 pub use version::{CfVersion, Version, VersionSet};

@@ -7,19 +7,24 @@
 //! so no two files of a level overlap, and every covered key sits in the file holding the
 //! tombstone piece covering it. If no point entry is written at all, the tombstones still get
 //! a file.
+//!
+//! Key ranges kept out ([`KeptRange`]: output-level files a compaction leaves in place) are
+//! gaps in that partition: a file ends at a kept range's smallest key and the next one owns
+//! keys from just above its largest, so no output file reaches into one.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use riptide_common::Result;
 use riptide_common::fs::FsRef;
 use riptide_common::key::user_key;
 use riptide_common::range_del::RangeTombstone;
+use riptide_common::{Error, ErrorKind, Result};
 use riptide_sstable::{BlockCache, TableOptions, TableWriter};
 
 use crate::file_meta::{FileMeta, table_file_path};
 use crate::fsutil::sync_dir;
 use crate::table_handle::TableHandle;
+use crate::untouched::KeptRange;
 
 /// Writes entries in order to new tables, starting a new file (when asked to split) only
 /// between two user keys. If it is dropped or fails before [`OutputTables::finish`], every
@@ -44,6 +49,9 @@ pub(crate) struct OutputTables<'a, F: FnMut() -> u64> {
     file_lower: Option<Vec<u8>>,
     /// Upper bound of the whole output.
     upper: Option<Vec<u8>>,
+    /// Key ranges no file may reach into, ascending; the ones before `next_kept` are passed.
+    kept: Vec<KeptRange>,
+    next_kept: usize,
 }
 
 impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
@@ -72,12 +80,15 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
             last_user_key: Vec::new(),
             done: Vec::new(),
             bytes_written: 0,
+            kept: Vec::new(),
+            next_kept: 0,
         }
     }
 
     /// Adds the next entry.
     pub(crate) fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         let uk = user_key(ikey);
+        self.pass_kept_ranges_below(Some(uk))?;
         if let Some((_, w)) = &self.current
             && w.estimated_file_size() >= self.target_file_size
             && uk != self.last_user_key.as_slice()
@@ -110,6 +121,63 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
         self.file_lower = lower;
         self.upper = upper;
         self
+    }
+
+    /// Keeps the output out of `kept` (ascending, disjoint): see the module documentation.
+    /// Call after [`with_range_tombstones`](Self::with_range_tombstones), before the first
+    /// [`add`](Self::add). Ranges outside the output's `[lower, upper)` are ignored.
+    pub(crate) fn keeping_out(mut self, kept: &[KeptRange]) -> Self {
+        let (lower, upper) = (self.file_lower.as_deref(), self.upper.as_deref());
+        self.kept = kept
+            .iter()
+            .filter(|r| {
+                lower.is_none_or(|l| r.largest.as_slice() >= l)
+                    && upper.is_none_or(|u| r.smallest.as_slice() < u)
+            })
+            .cloned()
+            .collect();
+        self.next_kept = 0;
+        self
+    }
+
+    /// Ends the open file before each kept range below `user_key` (every one left for
+    /// `None`, at the end), so that no file spans one. A key inside a kept range is an error:
+    /// the compaction set aside a file it should have merged.
+    fn pass_kept_ranges_below(&mut self, user_key: Option<&[u8]>) -> Result<()> {
+        while let Some(range) = self.kept.get(self.next_kept)
+            && user_key.is_none_or(|k| range.smallest.as_slice() <= k)
+        {
+            if let Some(k) = user_key
+                && range.contains(k)
+            {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!(
+                        "compaction output key {k:02x?} falls in the range of a table kept in \
+                         place, [{:02x?}, {:02x?}] (a bug; please report it)",
+                        range.smallest, range.largest
+                    ),
+                ));
+            }
+            let (smallest, end) = (range.smallest.clone(), range.end());
+            self.next_kept += 1;
+            if self.current.is_none() && self.has_tombstone_pieces_below(Some(&smallest)) {
+                // Tombstones only, before the kept range: they get a file of their own.
+                self.writer()?;
+            }
+            self.finish_current(Some(&smallest))?;
+            self.file_lower = Some(end);
+        }
+        Ok(())
+    }
+
+    /// True when some tombstone not yet written has a piece in `[file_lower, upper)`.
+    fn has_tombstone_pieces_below(&self, upper: Option<&[u8]>) -> bool {
+        let lower = self.file_lower.as_deref();
+        self.pending_tombstones
+            .iter()
+            .chain(&self.active_tombstones)
+            .any(|t| t.clip(lower, upper).is_some())
     }
 
     /// The open file's writer, creating the file if none is open.
@@ -209,10 +277,9 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
     /// Finishes the last file, fsyncs the directory and returns the new tables (in key order)
     /// and the bytes written.
     pub(crate) fn finish(mut self) -> Result<(Vec<Arc<TableHandle>>, u64)> {
+        self.pass_kept_ranges_below(None)?;
         let upper = self.upper.take();
-        if self.current.is_none()
-            && (!self.pending_tombstones.is_empty() || !self.active_tombstones.is_empty())
-        {
+        if self.current.is_none() && self.has_tombstone_pieces_below(upper.as_deref()) {
             // Tombstones only (since the last file): they get a file of their own.
             self.writer()?;
         }

@@ -171,6 +171,7 @@ impl PickContext<'_> {
             ),
             smallest_user_key: smallest,
             largest_user_key: largest,
+            kept_ranges: Vec::new(),
         })
     }
 }

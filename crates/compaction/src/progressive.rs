@@ -105,6 +105,7 @@ pub fn run_compaction_progressive(
 ) -> Result<CompactionOutput> {
     let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
+    let kept = job.kept_ranges.clone();
     let settings = MergeSettings {
         fs: opts.fs.clone(),
         dir: opts.dir,
@@ -113,6 +114,7 @@ pub fn run_compaction_progressive(
         snapshots: &snapshots,
         bottommost: job.bottommost,
         target_file_size: job.target_file_size,
+        kept: &kept,
     };
     let mut inputs: Vec<Arc<TableHandle>> = job.input_files().cloned().collect();
     let cuts = progressive_cuts(job, slice_bytes);
@@ -206,6 +208,7 @@ pub fn run_compaction_progressive(
     stats.bytes_read_per_level = bytes_read_per_level;
     let tombstones_out: u64 = new_files.iter().map(|h| h.meta.tombstones).sum();
     stats.tombstones_dropped = tombstones_in.saturating_sub(tombstones_out);
+    stats.files_kept = job.kept_ranges.len() as u64;
     stats.duration = started.elapsed();
     Ok(CompactionOutput { new_files, stats })
 }

@@ -103,6 +103,7 @@ pub fn run_compaction(
 ) -> Result<CompactionOutput> {
     let started = Instant::now();
     let snapshots = sorted(opts.snapshots);
+    let kept = job.kept_ranges.clone();
     let settings = MergeSettings {
         fs: opts.fs.clone(),
         dir: opts.dir,
@@ -111,6 +112,7 @@ pub fn run_compaction(
         snapshots: &snapshots,
         bottommost: job.bottommost,
         target_file_size: job.target_file_size,
+        kept: &kept,
     };
     let inputs: Vec<Arc<TableHandle>> = job.input_files().cloned().collect();
     let cuts = subcompaction_boundaries(job, max_subcompactions);
@@ -192,6 +194,7 @@ pub fn run_compaction(
         .map(|(l, files)| (*l, files.iter().map(|f| f.meta.file_size).sum()))
         .collect();
     stats.tombstones_dropped = tombstones_dropped(&inputs, &new_files);
+    stats.files_kept = job.kept_ranges.len() as u64;
     stats.duration = started.elapsed();
     Ok(CompactionOutput { new_files, stats })
 }

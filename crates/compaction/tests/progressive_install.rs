@@ -70,6 +70,7 @@ fn job_for(
         target_file_size: 4096,
         smallest_user_key: b"k00000".to_vec(),
         largest_user_key: format!("k{:05}", total - 1).into_bytes(),
+        kept_ranges: Vec::new(),
     }
 }
 

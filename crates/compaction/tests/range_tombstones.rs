@@ -305,6 +305,7 @@ fn job(files: &[Arc<TableHandle>], level: usize, bottommost: bool) -> Compaction
             .map(|f| f.meta.largest_user_key().to_vec())
             .max()
             .unwrap(),
+        kept_ranges: Vec::new(),
     }
 }
 

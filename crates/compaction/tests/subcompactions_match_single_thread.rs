@@ -81,6 +81,7 @@ proptest! {
             target_file_size: target,
             smallest_user_key: smallest,
             largest_user_key: largest,
+        kept_ranges: Vec::new(),
         };
         let topts = TableOptions::default();
         let opts = CompactionOptions {
@@ -137,6 +138,7 @@ fn large_jobs_are_split() {
         target_file_size: 4096,
         smallest_user_key: b"k000".to_vec(),
         largest_user_key: b"k199".to_vec(),
+        kept_ranges: Vec::new(),
     };
     let cuts = subcompaction_boundaries(&job, 4);
     assert_eq!(cuts.len(), 3, "{cuts:?}");

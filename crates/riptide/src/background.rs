@@ -396,6 +396,7 @@ pub(crate) fn run_and_install(db: &DbInner, job: &mut CompactionJob) -> Result<(
             output.stats.tombstones_dropped,
         );
         Counters::add(&c.compaction_range_deleted, output.stats.range_deleted);
+        Counters::add(&c.compaction_files_kept, output.stats.files_kept);
     }
     let mut bg = db.bg.lock();
     bg.pending_compaction = true;
@@ -465,6 +466,7 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
             },
         });
     }
+    job.set_aside_untouched()?;
     if db.options.max_subcompactions <= 1 {
         let slice = job.target_file_size.saturating_mul(SLICE_FILES);
         return run_compaction_progressive(job, &opts, alloc, slice, install);

@@ -1145,6 +1145,7 @@ impl DbInner {
             compaction_tombstones_dropped: get(&c.compaction_tombstones_dropped),
             compaction_range_deleted: get(&c.compaction_range_deleted),
             compaction_files_moved: get(&c.compaction_files_moved),
+            compaction_files_kept: get(&c.compaction_files_kept),
             pending_compaction_bytes,
             running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,

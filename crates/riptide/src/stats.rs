@@ -25,6 +25,7 @@ pub(crate) struct Counters {
     pub(crate) compaction_tombstones_dropped: AtomicU64,
     pub(crate) compaction_range_deleted: AtomicU64,
     pub(crate) compaction_files_moved: AtomicU64,
+    pub(crate) compaction_files_kept: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,
@@ -239,6 +240,10 @@ statistics! {
         /// Table files moved down a level unchanged (trivial moves: no merge, no bytes
         /// written; counted in neither `compactions` nor the compaction bytes).
         counter compaction_files_moved,
+        /// Table files a merge left where they were because none of the shallower keys
+        /// fell into them (not read, not rewritten; see
+        /// `riptide_compaction::CompactionJob::set_aside_untouched`).
+        counter compaction_files_kept,
         /// Estimated bytes compaction must still rewrite (drives write back-pressure).
         gauge pending_compaction_bytes,
         /// Compactions running now.
@@ -408,11 +413,13 @@ impl fmt::Display for Statistics {
         )?;
         writeln!(
             f,
-            "compactions: {} ({} bytes read, {} bytes written), {} files moved down unchanged",
+            "compactions: {} ({} bytes read, {} bytes written), {} files moved down unchanged, \
+             {} files left in place",
             self.compactions,
             self.compaction_bytes_read,
             self.compaction_bytes_written,
-            self.compaction_files_moved
+            self.compaction_files_moved,
+            self.compaction_files_kept
         )?;
         writeln!(
             f,
