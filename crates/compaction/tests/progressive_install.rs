@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use riptide_compaction::{
-    CompactionJob, CompactionOptions, CompactionReason, VersionEdit, progressive_cuts,
-    run_compaction, run_compaction_progressive,
+    CompactionJob, CompactionReason, VersionEdit, progressive_cuts, run_compaction,
+    run_compaction_progressive,
 };
 use riptide_sstable::TableOptions;
 use util::{read_tables, write_table};
@@ -78,15 +78,7 @@ fn job_for(
 fn run_checked(job: &CompactionJob, dir: &std::path::Path, slice: u64) -> Vec<util::Entry> {
     let mut owned = job.clone();
     let topts = TableOptions::default();
-    let opts = CompactionOptions {
-        fs: riptide_common::fs::real(),
-        dir,
-        table_options: &topts,
-        cache: None,
-        snapshots: &[],
-        bottommost: false,
-        target_file_size: 0,
-    };
+    let opts = util::job_options(dir, &topts);
     // The output level as a map from smallest key to (largest key, file number).
     let mut level2: BTreeMap<Vec<u8>, (Vec<u8>, u64)> = job.inputs[1]
         .1
@@ -176,15 +168,7 @@ fn big_job_installs_in_slices_with_the_same_result() {
     );
     let progressive = run_checked(&job, dir.path(), 8192);
     let topts = TableOptions::default();
-    let opts = CompactionOptions {
-        fs: riptide_common::fs::real(),
-        dir: dir.path(),
-        table_options: &topts,
-        cache: None,
-        snapshots: &[],
-        bottommost: false,
-        target_file_size: 0,
-    };
+    let opts = util::job_options(dir.path(), &topts);
     let next = AtomicU64::new(5000);
     let once = run_compaction(&job, &opts, || next.fetch_add(1, Ordering::Relaxed), 1).unwrap();
     assert_eq!(progressive, read_tables(&once.new_files));
@@ -218,15 +202,7 @@ proptest! {
         let job = job_for(dir.path(), upper, lower, keys, bottommost);
         let progressive = run_checked(&job, dir.path(), slice);
         let topts = TableOptions::default();
-        let opts = CompactionOptions {
-            fs: riptide_common::fs::real(),
-            dir: dir.path(),
-            table_options: &topts,
-            cache: None,
-            snapshots: &[],
-            bottommost: false,
-            target_file_size: 0,
-        };
+        let opts = util::job_options(dir.path(), &topts);
         let next = AtomicU64::new(50_000);
         let once = run_compaction(&job, &opts, || next.fetch_add(1, Ordering::Relaxed), 1).unwrap();
         prop_assert_eq!(progressive, read_tables(&once.new_files));

@@ -152,15 +152,7 @@ fn large_jobs_are_split() {
         "too small to split"
     );
     let topts = TableOptions::default();
-    let opts = CompactionOptions {
-        fs: riptide_common::fs::real(),
-        dir: dir.path(),
-        table_options: &topts,
-        cache: None,
-        snapshots: &[],
-        bottommost: false,
-        target_file_size: 0,
-    };
+    let opts = util::job_options(dir.path(), &topts);
     let next = AtomicU64::new(10);
     let out = run_compaction(&job, &opts, || next.fetch_add(1, Ordering::Relaxed), 4).unwrap();
     assert_eq!(out.stats.subcompactions, 4);

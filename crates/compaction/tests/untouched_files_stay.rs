@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use proptest::prelude::*;
 use riptide_common::range_del::RangeTombstone;
 use riptide_compaction::{
-    CompactionJob, CompactionOptions, CompactionReason, TableHandle, VersionEdit, run_compaction,
+    CompactionJob, CompactionReason, TableHandle, VersionEdit, run_compaction,
     run_compaction_progressive,
 };
 use riptide_sstable::TableOptions;
@@ -158,15 +158,7 @@ fn assert_level_disjoint(files: &[Arc<TableHandle>]) {
 fn check(lower_files: u64, upper: &Upper) {
     let dir = tempfile::tempdir().unwrap();
     let topts = TableOptions::default();
-    let opts = CompactionOptions {
-        fs: riptide_common::fs::real(),
-        dir: dir.path(),
-        table_options: &topts,
-        cache: None,
-        snapshots: &[],
-        bottommost: false,
-        target_file_size: 0,
-    };
+    let opts = util::job_options(dir.path(), &topts);
     let job = job_for(dir.path(), lower_files, upper);
     let next = AtomicU64::new(10_000);
     let alloc = || next.fetch_add(1, Ordering::Relaxed);

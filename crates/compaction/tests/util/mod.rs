@@ -7,7 +7,7 @@ use std::sync::Arc;
 use riptide_common::key::{internal_key, parse_internal_key};
 use riptide_common::range_del::RangeTombstone;
 use riptide_common::{InternalIterator, SeqNo, ValueKind};
-use riptide_compaction::{FileMeta, TableHandle, table_file_path};
+use riptide_compaction::{CompactionOptions, FileMeta, TableHandle, table_file_path};
 use riptide_sstable::{TableOptions, TableWriter};
 
 /// One version of a key, as the tests describe it.
@@ -182,4 +182,18 @@ pub fn job_numbers(job: &riptide_compaction::CompactionJob, level: usize) -> Vec
         .filter(|(l, _)| *l == level)
         .flat_map(|(_, f)| f.iter().map(|h| h.number()))
         .collect()
+}
+
+/// Options for `run_compaction` in `dir` on the real file system: no block cache, no
+/// snapshots (the job gives bottommost and the output size).
+pub fn job_options<'a>(dir: &'a Path, table_options: &'a TableOptions) -> CompactionOptions<'a> {
+    CompactionOptions {
+        fs: riptide_common::fs::real(),
+        dir,
+        table_options,
+        cache: None,
+        snapshots: &[],
+        bottommost: false,
+        target_file_size: 0,
+    }
 }
