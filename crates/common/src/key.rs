@@ -86,6 +86,15 @@ pub fn seek_key(user_key: &[u8], snapshot: SeqNo) -> Vec<u8> {
     v
 }
 
+/// The smallest user key above `user_key`: `user_key` followed by a zero byte. As an exclusive
+/// end it still includes `user_key`; as an inclusive start it is the first key past it.
+pub fn user_key_successor(user_key: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + 1);
+    v.extend_from_slice(user_key);
+    v.push(0);
+    v
+}
+
 /// A seek target that sorts after every version of `user_key`: `seek_for_prev` on it lands on
 /// the oldest version of `user_key` (or on an earlier key).
 pub fn seek_for_prev_key(user_key: &[u8]) -> Vec<u8> {
@@ -173,6 +182,16 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn successor_is_the_next_user_key() {
+        let s = user_key_successor(b"ab");
+        assert_eq!(s, b"ab\0");
+        assert!(b"ab".as_slice() < s.as_slice());
+        assert!(s.as_slice() < b"ab\x01".as_slice());
+        assert!(s.as_slice() < b"abc".as_slice());
+        assert_eq!(user_key_successor(b""), b"\0");
+    }
 
     #[test]
     fn orders_by_user_key_then_newest_first() {

@@ -155,8 +155,7 @@ pub fn flush_memtable_coalescing(
                 continue;
             };
             if (c.verify)(first, last, &run)? {
-                let mut end = last.clone();
-                end.push(0);
+                let end = riptide_common::key::user_key_successor(last);
                 tombstones.push(RangeTombstone::new(first.clone(), end, seqno));
             }
         }

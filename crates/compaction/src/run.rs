@@ -34,9 +34,9 @@ pub fn subcompaction_boundaries(job: &CompactionJob, max_subcompactions: usize) 
     let mut candidates: Vec<Vec<u8>> = Vec::with_capacity(files.len() * 2);
     for f in &files {
         candidates.push(f.meta.smallest_user_key().to_vec());
-        let mut after = f.meta.largest_user_key().to_vec();
-        after.push(0);
-        candidates.push(after);
+        candidates.push(riptide_common::key::user_key_successor(
+            f.meta.largest_user_key(),
+        ));
     }
     candidates.sort_unstable();
     candidates.dedup();

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use riptide_common::key::{MAX_SEQNO, seek_key, user_key};
+use riptide_common::key::{MAX_SEQNO, seek_key, user_key, user_key_successor};
 use riptide_common::range_del::RangeTombstone;
 use riptide_common::{InternalIterator, Result};
 
@@ -49,10 +49,7 @@ impl KeptRange {
 
     /// The smallest user key above the range (an inclusive lower bound for what follows it).
     pub fn end(&self) -> Vec<u8> {
-        let mut end = Vec::with_capacity(self.largest.len() + 1);
-        end.extend_from_slice(&self.largest);
-        end.push(0);
-        end
+        user_key_successor(&self.largest)
     }
 }
 

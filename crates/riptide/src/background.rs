@@ -310,8 +310,7 @@ fn only_run_keys_live(
         version: Arc::clone(version),
     });
     let merged = view.merged_iter();
-    let mut upper = last.to_vec();
-    upper.push(0);
+    let upper = riptide_common::key::user_key_successor(last);
     let mut it = crate::iterator::DbIterator::new(
         view,
         merged,
