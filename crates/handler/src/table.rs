@@ -17,9 +17,6 @@ use crate::format::{
 pub const AUTOINC_RESERVE: u64 = 1000;
 /// How many hidden row ids one dictionary write reserves.
 pub const ROWID_RESERVE: u64 = 10_000;
-/// [`Table::estimate_range`] counts a range exactly up to this many keys before it asks the
-/// tables' index blocks for an approximation.
-pub const EXACT_FIRST: u64 = 32;
 
 /// What the engine, its tables and its sessions share.
 pub(crate) struct Store {
@@ -254,25 +251,16 @@ impl Table {
     /// `records_in_range`, which the optimizer calls for every range of every candidate index
     /// of a statement, so it must be cheap:
     ///
-    /// * first the range is counted exactly in the newest committed state, up to
-    ///   [`EXACT_FIRST`] keys (or `limit`, if smaller): most ranges the optimizer asks about
-    ///   (a customer's orders, an order's lines, one last name) end there, and the iterator's
-    ///   seeks load the blocks the statement then reads;
-    /// * a range that holds more is approximated with [`riptide::Db::approximate_entries_cf`]:
-    ///   the tables' share from their index blocks (and one data block per table for the
-    ///   entry density) plus the memtables' entries counted up to `limit`. One it puts at
-    ///   `limit` or more is answered with that (every version and tombstone counts, so it
-    ///   leans high);
-    /// * otherwise counting goes on, up to `limit` (then the larger of the count and the
-    ///   approximation), so small ranges, where the choice between indexes is made, keep
-    ///   exact figures.
+    /// * first [`riptide::Db::approximate_entries_cf`]: the tables' share from their index
+    ///   blocks (and one data block per table for the entry density) plus the memtables'
+    ///   entries counted up to `limit`. A range it puts at `limit` or more is answered with it
+    ///   (every version and tombstone counts, so it leans high);
+    /// * a smaller range is counted exactly in the newest committed state, up to `limit`
+    ///   (then the larger of the count and the approximation), so small ranges, where the
+    ///   choice between indexes is made, keep exact figures.
     ///
     /// Counting every range up to 1,000 keys with an iterator took a fifth of the server's
-    /// CPU in TPC-C. In this order the calls cost what they did when every range was
-    /// approximated first (7.4% against 7.7% of the server's samples at 42 warehouses: the
-    /// seeks of the large ranges' first 32 keys cost what the small ranges' approximations
-    /// saved), and a range whose tables hold many deleted keys is counted, not overestimated
-    /// (benches/RESULTS.md, issue 17).
+    /// CPU in TPC-C (benches/RESULTS.md, issue 17).
     pub fn estimate_range(
         &self,
         n: usize,
@@ -295,41 +283,28 @@ impl Table {
             return Ok(0);
         }
         let limit = limit.max(1);
-        let mut opts = ReadOptions::default().lower_bound(lo.clone());
-        if let Some(h) = &hi {
-            opts = opts.upper_bound(h.clone());
-        }
-        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
-        it.seek(&lo)?;
-        let in_range = |it: &riptide::DbIterator| it.valid() && it.key().starts_with(&prefix);
-        // Counted so far; the iterator stays on the last key counted.
-        let first = limit.min(EXACT_FIRST);
-        let mut count = 0u64;
-        while in_range(&it) {
-            count += 1;
-            if count >= first {
-                break;
-            }
-            it.next()?;
-        }
-        if count < first {
-            return Ok(count);
-        }
         let approx =
             self.store
                 .db
                 .approximate_entries_cf(&self.store.data, &lo, hi.as_deref(), limit)?;
+        let mut opts = ReadOptions::default().lower_bound(lo.clone());
+        if let Some(h) = hi {
+            opts = opts.upper_bound(h);
+        }
         if approx >= limit {
             return Ok(approx);
         }
-        while count < limit {
-            it.next()?;
-            if !in_range(&it) {
-                return Ok(count);
-            }
+        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+        it.seek(&lo)?;
+        let mut count = 0u64;
+        while it.valid() && it.key().starts_with(&prefix) {
             count += 1;
+            if count >= limit {
+                return Ok(count.max(approx));
+            }
+            it.next()?;
         }
-        Ok(count.max(approx))
+        Ok(count)
     }
 
     /// [`Table::estimate_range`] between key tuples of index `n` (MariaDB's
