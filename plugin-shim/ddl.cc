@@ -324,21 +324,22 @@ int ha_riptide::end_alter_copy()
    CHECK / ANALYZE / OPTIMIZE TABLE */
 
 extern "C" {
-static bool riptide_check_keys_cb(void *ctx, const char *, size_t, const char *row,
+static bool riptide_check_keys_cb(void *ctx, const char *pk, size_t pk_len, const char *row,
                                   size_t row_len, riptide_hkey_t *keys, size_t nkeys)
 {
-  return static_cast<ha_riptide *>(ctx)->keys_of_stored_row(row, row_len, keys, nkeys);
+  return static_cast<ha_riptide *>(ctx)->keys_of_stored_row(pk, pk_len, row, row_len, keys,
+                                                            nkeys);
 }
 }
 
 /* The secondary keys of a stored row, computed exactly as write_row computes them (into
    scratch buffers, so the current row and its blob bodies stay untouched); false if the
    row cannot be decoded (CHECK TABLE reports it against the primary key). */
-bool ha_riptide::keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys,
-                                    size_t nkeys)
+bool ha_riptide::keys_of_stored_row(const char *pk, size_t pk_len, const char *row,
+                                    size_t row_len, riptide_hkey_t *keys, size_t nkeys)
 {
   check_rec.assign(table->s->reclength, 0);
-  if (unpack_row(row, row_len, check_rec.data(), &check_blobs))
+  if (unpack_row(row, row_len, pk, pk_len, check_rec.data(), &check_blobs))
     return false;
   encode_secondary(check_rec.data(), &old_sec_bufs, &old_sec_keys);
   if (old_sec_keys.size() != nkeys)

@@ -150,9 +150,10 @@ riptide_hsession_t *ha_riptide::session(int *error)
   return trx->txn;
 }
 
-int ha_riptide::unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs)
+int ha_riptide::unpack_row(const char *value, size_t len, const char *pk, size_t pk_len,
+                           uchar *buf, std::string *blobs)
 {
-  if (codec.unpack_row(value, len, buf, blobs, &last_error))
+  if (codec.unpack_row(value, len, pk, pk_len, buf, blobs, &last_error))
     return 0;
   sql_print_error("RIPTIDE: %s", last_error.c_str());
   return HA_ERR_RIPTIDE;
@@ -316,7 +317,7 @@ int ha_riptide::row_from_cursor(uchar *buf, bool *rejected)
     }
     return 0;
   }
-  if (int error= unpack_row(row_.row, row_.row_len, buf, &blob_buf))
+  if (int error= unpack_row(row_.row, row_.row_len, row_.pk, row_.pk_len, buf, &blob_buf))
     return error;
   if (cursor_index != 0)
   {
@@ -480,7 +481,7 @@ int ha_riptide::rnd_pos(uchar *buf, uchar *pos)
     return status_error(st, err);
   if (found)
   {
-    error= unpack_row(v, len, buf, &blob_buf);
+    error= unpack_row(v, len, reinterpret_cast<const char *>(pos), ref_length, buf, &blob_buf);
     cur_ref.assign(reinterpret_cast<const char *>(pos), ref_length);
     last_read= Last_read::POINT;
   }

@@ -115,8 +115,10 @@ public:
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
   int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
 
-  /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a stored row. */
-  bool keys_of_stored_row(const char *row, size_t row_len, riptide_hkey_t *keys, size_t nkeys);
+  /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a row stored under
+     primary key bytes `pk`. */
+  bool keys_of_stored_row(const char *pk, size_t pk_len, const char *row, size_t row_len,
+                          riptide_hkey_t *keys, size_t nkeys);
 
 private:
   /* How the last row was read: unlock_row releases its locks through the same road. */
@@ -196,7 +198,8 @@ private:
   void encode_secondary(const uchar *record, std::vector<std::string> *bufs,
                         std::vector<riptide_hkey_t> *keys);
   int check_row_size(const uchar *buf, size_t key_len);
-  int unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs);
+  int unpack_row(const char *value, size_t len, const char *pk, size_t pk_len, uchar *buf,
+                 std::string *blobs);
   int use_cursor(uint index);
   void reset_cursor();
   void close_cursor();

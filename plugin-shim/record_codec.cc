@@ -10,9 +10,12 @@
 namespace {
 
 /* First byte of every row value: the format of what follows. V1: the record buffer alone
-   (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies. */
+   (tables without BLOB/TEXT columns); V2: the record buffer and the blob bodies (both
+   written until 2026-11-28, still read); PACKED: the NULL bytes and the packed columns
+   (record_codec.h). */
 constexpr char ROW_FORMAT_V1= 1;
 constexpr char ROW_FORMAT_V2= 2;
+constexpr char ROW_FORMAT_PACKED= 3;
 
 /* Whether a key part indexes a prefix of its column (KEY (v(10)), any BLOB/TEXT part). */
 bool is_prefix_part(const KEY_PART_INFO *kp)
@@ -314,99 +317,213 @@ bool Riptide_codec::decode_tuple(const KEY *key, const uchar *p, const uchar *en
   return true;
 }
 
-/* Primary key + format byte + record + per BLOB a 4-byte length and its bytes. */
+/* Whether column `f` is stored in a row value as its record bytes, not Field::pack's
+   form: a CHAR/BINARY in a one-byte charset. Field::pack would strip its trailing pad and
+   add a length byte, which costs a byte for the full values such columns usually hold
+   (codes, TPC-C's s_dist_01 .. 10); in a multi-byte charset the record reserves mbmaxlen
+   bytes per character and stripping the pad wins. */
+static bool stored_as_record_bytes(const Field *f)
+{
+  return f->real_type() == MYSQL_TYPE_STRING && f->charset()->mbmaxlen == 1;
+}
+
+/* The blob `b` (moved to its record) stores no body: NULL, or VIRTUAL (its value is
+   computed on read, and the pointer in the record may be stale). */
+static bool blob_body_is_empty(const Field_blob *b)
+{
+  return b->is_null() || !b->stored_in_db();
+}
+
+/* Primary key + format byte + record (an upper bound of the packed columns, with 2 bytes
+   per column for a CHAR's length) + each BLOB's body. */
 size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
 {
   TABLE_SHARE *s= tbl->s;
-  size_t len= key_len + 1 + s->reclength;
+  size_t len= key_len + 1 + s->reclength + 2 * size_t(s->fields);
   my_ptrdiff_t diff= buf - tbl->record[0];
   for (uint i= 0; i < s->blob_fields; i++)
   {
     Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
     b->move_field_offset(diff);
-    len+= 4 + (b->is_null() || !b->stored_in_db() ? 0 : b->get_length());
+    len+= blob_body_is_empty(b) ? 0 : b->get_length();
     b->move_field_offset(-diff);
   }
   return len;
 }
 
-/* The row value of record `buf` (README.md, "row"): V1 for a table without BLOB/TEXT
-   columns, else V2 with the blob bodies after the record buffer. */
+void Riptide_codec::bind(TABLE *table, uint32_t key_format)
+{
+  tbl= table;
+  format= key_format;
+  TABLE_SHARE *s= table->s;
+  in_pk.assign(s->fields, false);
+  if (s->primary_key == MAX_KEY)
+    return;
+  const KEY *pk= &table->key_info[s->primary_key];
+  for (uint i= 0; i < s->fields; i++)
+    in_pk[i]= is_decodable_part_of(pk, table->field[i]);
+}
+
+/* The row value of record `buf` (README.md, "row"): format 3, the NULL bytes and the
+   packed columns. */
 void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 {
   TABLE_SHARE *s= tbl->s;
-  out->assign(1, s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1);
-  out->append(reinterpret_cast<const char *>(buf), s->reclength);
-  if (!s->blob_fields)
-    return;
   my_ptrdiff_t diff= buf - tbl->record[0];
+  /* Every column packs to at most its record width + 2 (a CHAR's length bytes), a BLOB
+     to its length bytes + its body. */
+  size_t bound= 1 + s->reclength + 2 * size_t(s->fields);
   for (uint i= 0; i < s->blob_fields; i++)
   {
     Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
-    b->move_field_offset(diff);
-    /* A VIRTUAL column's value is computed on read: its bytes in the record mean nothing
-       (the pointer may be stale), so no body is stored. */
-    uint32 len= b->is_null() || !b->stored_in_db() ? 0 : b->get_length();
-    const uchar *data= b->get_ptr();
-    b->move_field_offset(-diff);
-    /* The pointer in the stored record means nothing once read back: zero it. */
-    size_t ptr_at= 1 + size_t(b->ptr - tbl->record[0]) + b->pack_length_no_ptr();
-    memset(&(*out)[ptr_at], 0, sizeof(uchar *));
-    char len_le[4]= {char(len), char(len >> 8), char(len >> 16), char(len >> 24)};
-    out->append(len_le, 4);
-    if (len)
-      out->append(reinterpret_cast<const char *>(data), len);
+    if (!b->is_null_in_record(buf) && b->stored_in_db())
+      bound+= b->get_length(b->ptr + diff);
   }
+  out->resize(bound);
+  uchar *start= reinterpret_cast<uchar *>(&(*out)[0]);
+  uchar *to= start;
+  *to++= ROW_FORMAT_PACKED;
+  memcpy(to, buf, s->null_bytes);
+  to+= s->null_bytes;
+  for (uint i= 0; i < s->fields; i++)
+  {
+    Field *f= tbl->field[i];
+    if (in_pk[i] || f->is_null_in_record(buf))
+      continue;
+    if ((f->flags & BLOB_FLAG) && !f->stored_in_db())
+    {
+      /* A VIRTUAL BLOB: an empty body (its value is computed on read). */
+      uint packlength= static_cast<Field_blob *>(f)->pack_length_no_ptr();
+      memset(to, 0, packlength);
+      to+= packlength;
+      continue;
+    }
+    if (stored_as_record_bytes(f))
+    {
+      memcpy(to, f->ptr + diff, f->pack_length());
+      to+= f->pack_length();
+    }
+    else
+      to= f->pack(to, f->ptr + diff);
+  }
+  DBUG_ASSERT(size_t(to - start) <= bound);
+  out->resize(size_t(to - start));
 }
 
 /* Unpacks a row value into record `buf`; blob bodies go to `blobs`, which the record's
    blob pointers then point into (valid until `blobs` is next written). */
-bool Riptide_codec::unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs,
-                               std::string *error) const
+bool Riptide_codec::unpack_row(const char *value, size_t len, const char *pk, size_t pk_len,
+                               uchar *buf, std::string *blobs, std::string *error) const
+{
+  if (len && value[0] == ROW_FORMAT_PACKED)
+    return unpack_packed_row(value, len, pk, pk_len, buf, blobs, error);
+  if (unpack_record_row(value, len, buf, blobs))
+    return true;
+  TABLE_SHARE *s= tbl->s;
+  *error= "a row of table " + std::string(s->path.str) + " is malformed: " +
+          std::to_string(len) + " bytes, format " + std::to_string(len ? value[0] : -1) +
+          "; expected format " + std::to_string(int(ROW_FORMAT_PACKED)) + " or format " +
+          std::to_string(int(s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1)) +
+          (s->blob_fields ? " with " + std::to_string(s->blob_fields) + " blob bodies after "
+                          : " of exactly ") +
+          std::to_string(s->reclength + 1) + " bytes";
+  return false;
+}
+
+/* Formats 1 and 2: the record buffer, and the blob bodies after it. */
+bool Riptide_codec::unpack_record_row(const char *value, size_t len, uchar *buf,
+                                      std::string *blobs) const
 {
   TABLE_SHARE *s= tbl->s;
   size_t rec= s->reclength;
   char want= s->blob_fields ? ROW_FORMAT_V2 : ROW_FORMAT_V1;
-  bool ok= len >= rec + 1 && value[0] == want && (s->blob_fields || len == rec + 1);
-  if (ok && s->blob_fields)
-  {
-    blobs->assign(value + 1 + rec, len - 1 - rec);
-    my_ptrdiff_t diff= buf - tbl->record[0];
-    size_t pos= 0;
-    memcpy(buf, value + 1, rec);
-    for (uint i= 0; ok && i < s->blob_fields; i++)
-    {
-      Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
-      if (blobs->size() - pos < 4)
-      {
-        ok= false;
-        break;
-      }
-      const uchar *p= reinterpret_cast<const uchar *>(blobs->data()) + pos;
-      uint32 blen= uint32(p[0]) | uint32(p[1]) << 8 | uint32(p[2]) << 16 | uint32(p[3]) << 24;
-      pos+= 4;
-      if (blobs->size() - pos < blen)
-      {
-        ok= false;
-        break;
-      }
-      b->set_ptr_offset(diff, blen, p + 4);
-      pos+= blen;
-    }
-    ok= ok && pos == blobs->size();
-    if (ok)
-      return true;
-  }
-  if (!ok)
-  {
-    *error= "a row of table " + std::string(s->path.str) + " is malformed: " +
-            std::to_string(len) + " bytes, format " + std::to_string(len ? value[0] : -1) +
-            "; expected format " + std::to_string(int(want)) +
-            (s->blob_fields ? " with " + std::to_string(s->blob_fields) + " blob bodies after "
-                            : " of exactly ") +
-            std::to_string(rec + 1) + " bytes";
+  if (len < rec + 1 || value[0] != want)
     return false;
+  if (!s->blob_fields)
+  {
+    if (len != rec + 1)
+      return false;
+    memcpy(buf, value + 1, rec);
+    return true;
   }
+  blobs->assign(value + 1 + rec, len - 1 - rec);
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  size_t pos= 0;
   memcpy(buf, value + 1, rec);
+  for (uint i= 0; i < s->blob_fields; i++)
+  {
+    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
+    if (blobs->size() - pos < 4)
+      return false;
+    const uchar *p= reinterpret_cast<const uchar *>(blobs->data()) + pos;
+    uint32 blen= uint32(p[0]) | uint32(p[1]) << 8 | uint32(p[2]) << 16 | uint32(p[3]) << 24;
+    pos+= 4;
+    if (blobs->size() - pos < blen)
+      return false;
+    b->set_ptr_offset(diff, blen, p + 4);
+    pos+= blen;
+  }
+  return pos == blobs->size();
+}
+
+/* Format 3: the NULL bytes, then the packed columns (those the primary key holds come from
+   `pk`). The columns not stored (NULL ones) keep the table's default bytes. */
+bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char *pk,
+                                      size_t pk_len, uchar *buf, std::string *blobs,
+                                      std::string *error) const
+{
+  TABLE_SHARE *s= tbl->s;
+  auto malformed= [&](const std::string &what) {
+    *error= "a row of table " + std::string(s->path.str) + " is malformed (" +
+            std::to_string(len) + " bytes, format 3): " + what;
+    return false;
+  };
+  if (len < 1 + size_t(s->null_bytes))
+    return malformed("shorter than its " + std::to_string(s->null_bytes) + " NULL bytes");
+  memcpy(buf, s->default_values, s->reclength);
+  memcpy(buf, value + 1, s->null_bytes);
+  if (s->primary_key != MAX_KEY)
+  {
+    const uchar *k= reinterpret_cast<const uchar *>(pk);
+    if (!decode_tuple(&tbl->key_info[s->primary_key], k, k + pk_len, buf))
+      return malformed("its primary key of " + std::to_string(pk_len) + " bytes is too short");
+  }
+  /* A blob's record points at its body: keep the bodies in `blobs`, which outlives the
+     engine's value. */
+  const uchar *p= reinterpret_cast<const uchar *>(value) + 1 + s->null_bytes;
+  const uchar *end= reinterpret_cast<const uchar *>(value) + len;
+  if (s->blob_fields)
+  {
+    blobs->assign(reinterpret_cast<const char *>(p), size_t(end - p));
+    p= reinterpret_cast<const uchar *>(blobs->data());
+    end= p + blobs->size();
+  }
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < s->fields; i++)
+  {
+    Field *f= tbl->field[i];
+    if (in_pk[i] || f->is_null_in_record(buf))
+      continue;
+    const uchar *next;
+    if (stored_as_record_bytes(f))
+    {
+      next= size_t(end - p) >= f->pack_length() ? p + f->pack_length() : nullptr;
+      if (next)
+        memcpy(f->ptr + diff, p, f->pack_length());
+    }
+    else
+    {
+      /* Field_blob::unpack sets the pointer of the field's own record: move it to `buf`. */
+      f->move_field_offset(diff);
+      next= f->unpack(f->ptr, p, end, 0);
+      f->move_field_offset(-diff);
+    }
+    if (!next)
+      return malformed("column " + std::string(f->field_name.str) + " does not fit in the " +
+                       std::to_string(end - p) + " bytes left");
+    p= next;
+  }
+  if (p != end)
+    return malformed(std::to_string(end - p) + " bytes after the last column");
   return true;
 }

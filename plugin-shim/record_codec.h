@@ -10,9 +10,17 @@
     prefix key part  -> the first N characters' collation weights, padded to the prefix's
                         fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
     NO PAD string    -> (key format 2) the weights zero-padded, + their length as u16 BE
-    row              -> 0x01 + the MariaDB record buffer (reclength bytes); a table with
-                        BLOB/TEXT columns: 0x02 + the record buffer (blob pointers zeroed)
-                        + per blob column, in field order, u32 LE length + the bytes
+    row              -> (format 3, written since 2026-11-28) 0x03 + the record's NULL
+                        bytes (null_bytes) + per column in field order, unless it is NULL
+                        or a primary key part decodable from the key (decode_tuple):
+                        Field::pack (VARCHAR: its length + its bytes; CHAR in a multi-byte
+                        charset: its length + its bytes without the trailing pad; BLOB/TEXT:
+                        its length + the body; a VIRTUAL BLOB as empty; other types, and CHAR
+                        in a one-byte charset: the record bytes)
+                        (formats 1 and 2, still read) 0x01 + the MariaDB record buffer
+                        (reclength bytes); a table with BLOB/TEXT columns: 0x02 + the record
+                        buffer (blob pointers zeroed) + per blob column, in field order, u32
+                        LE length + the bytes
 */
 #pragma once
 
@@ -39,11 +47,7 @@ class Riptide_codec
 {
 public:
   /* Binds the codec to `table`, whose keys are in `key_format`. */
-  void bind(TABLE *table, uint32_t key_format)
-  {
-    tbl= table;
-    format= key_format;
-  }
+  void bind(TABLE *table, uint32_t key_format);
 
   /* The key tuple of index `keynr` (MariaDB key number) of `record` (record[0] or another
      buffer of the table); `*has_null` tells whether a part is NULL. */
@@ -70,25 +74,34 @@ public:
      other parts are skipped by width); false if the bytes are too short. */
   bool decode_tuple(const KEY *key, const uchar *p, const uchar *end, uchar *buf) const;
 
-  /* The bytes a row of record `buf` takes as one engine entry with a `key_len`-byte
-     primary key (checked against riptide_max_key_value_len before the value is built). */
+  /* At most the bytes a row of record `buf` takes as one engine entry with a `key_len`-byte
+     primary key (checked against riptide_max_key_value_len before the value is built):
+     within 2 bytes per column of the exact size. */
   size_t entry_size(const uchar *buf, size_t key_len) const;
 
-  /* The row value of record `buf`. */
+  /* The row value of record `buf` (format 3). */
   void pack_row(const uchar *buf, std::string *out) const;
 
-  /* Unpacks a row value into record `buf`; blob bodies go to `blobs`, which the record's
-     blob pointers then point into (valid until `blobs` is next written). False, with
-     `*error` saying what is wrong, for a malformed value. */
-  bool unpack_row(const char *value, size_t len, uchar *buf, std::string *blobs,
-                  std::string *error) const;
+  /* Unpacks a row value (any format) stored under primary key bytes `pk` (`pk_len` bytes;
+     a hidden key's row id when the table has no PRIMARY KEY) into record `buf`; blob
+     bodies go to `blobs`, which the record's blob pointers then point into (valid until
+     `blobs` is next written). False, with `*error` saying what is wrong, for a malformed
+     value. */
+  bool unpack_row(const char *value, size_t len, const char *pk, size_t pk_len, uchar *buf,
+                  std::string *blobs, std::string *error) const;
 
 private:
   void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
                        bool *has_null) const;
+  bool unpack_record_row(const char *value, size_t len, uchar *buf, std::string *blobs) const;
+  bool unpack_packed_row(const char *value, size_t len, const char *pk, size_t pk_len,
+                         uchar *buf, std::string *blobs, std::string *error) const;
 
   TABLE *tbl= nullptr;
   uint32_t format= 0;
+  /* Per column (field_index): whether a row value leaves it out because the primary key
+     holds it in a decodable form (format 3). */
+  std::vector<bool> in_pk;
   /* encode_key_image's scratch record. */
   std::vector<uchar> scratch;
 };

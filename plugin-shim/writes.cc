@@ -34,7 +34,7 @@ int ha_riptide::check_row_size(const uchar *buf, size_t key_len)
   size_t limit= riptide_max_key_value_len();
   if (len <= limit)
     return 0;
-  last_error= "a row of " + std::to_string(len) + " bytes (primary key, record and BLOB/TEXT " +
+  last_error= "a row of about " + std::to_string(len) + " bytes (primary key, columns and BLOB/TEXT " +
               "bodies) for table " + std::string(table->s->path.str) + " is larger than " +
               "RIPTIDE's limit of " + std::to_string(limit) + " bytes for one row";
   return HA_ERR_RIPTIDE;
