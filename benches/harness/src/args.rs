@@ -45,6 +45,38 @@ pub struct ServerArgs {
     /// Keep each engine's data directory after its run (default: removed, logs kept).
     #[arg(long)]
     pub keep_data: bool,
+    /// One more `mariadbd` option for one engine's server, as `ENGINE:OPTION` (for example
+    /// `riptide:--riptide-l0-compaction-trigger=8`), for A/B runs of a setting; repeatable.
+    /// It comes after the harness's own settings, so it overrides them; the report lists it.
+    #[arg(long = "server-option", value_parser = parse_extra_option)]
+    pub server_options: Vec<ExtraOption>,
+}
+
+/// A `mariadbd` option given with `--server-option` for one engine's server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraOption {
+    /// The engine whose server gets it.
+    pub engine: Engine,
+    /// The option as `mariadbd` takes it (`--name=value`).
+    pub option: String,
+}
+
+/// Parses `ENGINE:OPTION` (`riptide:--riptide-l0-compaction-trigger=8`).
+fn parse_extra_option(s: &str) -> std::result::Result<ExtraOption, String> {
+    let (engine, option) = s.split_once(':').ok_or_else(|| {
+        format!("`{s}`: expected ENGINE:OPTION, e.g. riptide:--riptide-l0-compaction-trigger=8")
+    })?;
+    let engine = <Engine as clap::ValueEnum>::from_str(engine, true)
+        .map_err(|_| format!("`{s}`: unknown engine `{engine}` (riptide, innodb, rocksdb)"))?;
+    if !option.starts_with("--") {
+        return Err(format!(
+            "`{s}`: the option must be a mariadbd option starting with `--`"
+        ));
+    }
+    Ok(ExtraOption {
+        engine,
+        option: option.to_string(),
+    })
 }
 
 impl ServerArgs {
@@ -95,6 +127,7 @@ impl ServerArgs {
                 },
                 cap,
                 load_cap,
+                extra_options: self.server_options.clone(),
             },
             keep_data: self.keep_data,
         };
@@ -108,7 +141,7 @@ impl ServerArgs {
 }
 
 /// The memory and durability every engine of one invocation runs under.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Conditions {
     /// Memory budget and durability.
     pub budget: Budget,
@@ -116,21 +149,50 @@ pub struct Conditions {
     pub cap: Option<u64>,
     /// The cgroup limit while loading in bytes (None: no cgroup).
     pub load_cap: Option<u64>,
+    /// Options given with `--server-option`, after the budget's.
+    pub extra_options: Vec<ExtraOption>,
 }
 
 impl Conditions {
+    /// The `mariadbd` options of `engine`'s server (besides paths and plugin loading): the
+    /// budget's, then its `--server-option`s.
+    pub fn server_options(&self, engine: Engine) -> Vec<String> {
+        let mut o = self.budget.server_options(engine);
+        o.extend(
+            self.extra_options
+                .iter()
+                .filter(|x| x.engine == engine)
+                .map(|x| x.option.clone()),
+        );
+        o
+    }
+
+    /// ` Extra server options: Riptide `--a=1`.` (empty without any).
+    fn extra_text(&self) -> String {
+        if self.extra_options.is_empty() {
+            return String::new();
+        }
+        let list: Vec<String> = self
+            .extra_options
+            .iter()
+            .map(|x| format!("{} `{}`", x.engine.display(), x.option))
+            .collect();
+        format!(" Extra server options: {}.", list.join(", "))
+    }
+
     /// The report's sentences on budget, cap, durability and servers.
     pub fn text(&self) -> String {
         let b = &self.budget;
         format!(
             "Memory budget per engine {} MiB (LSM engines: {} MiB block cache + {} MiB \
              memtables); {}. Durability: {}. One server per engine, started fresh on its own \
-             data directory.",
+             data directory.{}",
             b.total_mib,
             b.total_mib.saturating_sub(b.write_buffer_mib),
             b.write_buffer_mib,
             cap_text(self.cap, self.load_cap),
-            durability_text(b.durable)
+            durability_text(b.durable),
+            self.extra_text()
         )
     }
 
@@ -138,13 +200,18 @@ impl Conditions {
     /// 576 MiB` (or `NO memory cap`), `, durable` when durable.
     pub fn brief(&self) -> String {
         format!(
-            "budget {} MiB/engine, {}{}",
+            "budget {} MiB/engine, {}{}{}",
             self.budget.total_mib,
             self.cap.map_or("NO memory cap".into(), |c| format!(
                 "cgroup cap {} MiB",
                 c / 1024 / 1024
             )),
-            if self.budget.durable { ", durable" } else { "" }
+            if self.budget.durable { ", durable" } else { "" },
+            if self.extra_options.is_empty() {
+                ""
+            } else {
+                ", extra server options"
+            }
         )
     }
 
@@ -178,6 +245,7 @@ mod tests {
             },
             cap,
             load_cap: cap,
+            extra_options: Vec::new(),
         }
     }
 
@@ -196,5 +264,29 @@ mod tests {
         assert_eq!(d.brief(), "budget 256 MiB/engine, NO memory cap, durable");
         assert_eq!(d.chart_suffix(), ", NO CAP, durable");
         assert_eq!(d.of_cap(1), "");
+    }
+
+    #[test]
+    fn extra_server_options() {
+        let x = parse_extra_option("riptide:--riptide-l0-compaction-trigger=8").unwrap();
+        assert_eq!(x.engine, Engine::Riptide);
+        assert!(parse_extra_option("myrocks:--rocksdb-foo=1").is_ok());
+        assert!(parse_extra_option("--riptide-foo=1").is_err());
+        assert!(parse_extra_option("tokudb:--x=1").is_err());
+        assert!(parse_extra_option("riptide:x=1").is_err());
+        let mut c = conditions(None, false);
+        c.extra_options.push(x);
+        let r = c.server_options(Engine::Riptide);
+        assert_eq!(r.last().unwrap(), "--riptide-l0-compaction-trigger=8");
+        assert!(
+            !c.server_options(Engine::Innodb)
+                .iter()
+                .any(|o| o.contains("l0-compaction"))
+        );
+        assert!(
+            c.text()
+                .ends_with(" Extra server options: Riptide `--riptide-l0-compaction-trigger=8`.")
+        );
+        assert!(c.brief().ends_with(", extra server options"));
     }
 }

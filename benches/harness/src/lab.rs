@@ -110,7 +110,7 @@ impl Lab {
         let server = Server::start(
             paths.clone(),
             &self.plugin_dir,
-            &self.conditions.budget.server_options(engine),
+            &self.conditions.server_options(engine),
             cgroup.as_deref(),
         )?;
         let support = server.sql(&format!(
@@ -206,7 +206,7 @@ impl Bench<'_> {
         self.server = Server::start(
             self.paths.clone(),
             &self.lab.plugin_dir,
-            &self.lab.conditions.budget.server_options(self.engine),
+            &self.lab.conditions.server_options(self.engine),
             self.cgroup.as_deref(),
         )?;
         self.footprint.memory.restart = Some(restart.elapsed());

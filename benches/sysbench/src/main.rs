@@ -151,7 +151,7 @@ fn real_main() -> Result<bool> {
         time: args.time.unwrap_or(if q { 10 } else { 60 }),
         warmup: args.warmup.unwrap_or(if q { 5 } else { 30 }),
         runs: args.runs.unwrap_or(if q { 1 } else { 3 }).max(1),
-        conditions: lab.conditions,
+        conditions: lab.conditions.clone(),
         rand_type: args.rand_type.clone(),
         quick: q,
         workloads,

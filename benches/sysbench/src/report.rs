@@ -343,6 +343,7 @@ mod tests {
                 },
                 cap: None,
                 load_cap: None,
+                extra_options: Vec::new(),
             },
             rand_type: "uniform".into(),
             quick: true,

@@ -237,7 +237,7 @@ fn real_main() -> Result<bool> {
             remote_payment_pct: args.remote_payment_pct,
             ..Mix::default()
         },
-        conditions: lab.conditions,
+        conditions: lab.conditions.clone(),
         quick: q,
         seed: args.seed,
         started: started(),

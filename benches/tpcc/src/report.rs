@@ -541,6 +541,7 @@ mod tests {
                 },
                 cap: None,
                 load_cap: None,
+                extra_options: Vec::new(),
             },
             quick: true,
             seed: 1,
