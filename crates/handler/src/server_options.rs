@@ -94,6 +94,7 @@ const SERVER_OPTIONS: &[Decl] = &[
     engine("compression"),
     engine("max_background_compactions"),
     engine("max_background_flushes"),
+    engine("l0_compaction_trigger"),
     engine("l0_slowdown_trigger"),
     engine("l0_stop_trigger"),
     engine("bloom_bits_per_key"),
