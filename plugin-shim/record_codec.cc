@@ -317,38 +317,21 @@ bool Riptide_codec::decode_tuple(const KEY *key, const uchar *p, const uchar *en
   return true;
 }
 
-/* Whether column `f` is stored in a row value as its record bytes, not Field::pack's
-   form: a CHAR/BINARY in a one-byte charset. Field::pack would strip its trailing pad and
-   add a length byte, which costs a byte for the full values such columns usually hold
-   (codes, TPC-C's s_dist_01 .. 10); in a multi-byte charset the record reserves mbmaxlen
-   bytes per character and stripping the pad wins. */
-static bool stored_as_record_bytes(const Field *f)
+/* How a row value (format 3) holds column `f` of a table whose primary key is `pk`
+   (NULL: none); decided once per open table (Riptide_codec::bind). A CHAR/BINARY in a
+   one-byte charset keeps its record bytes: Field::pack would strip its trailing pad and add
+   a length byte, which costs a byte for the full values such columns usually hold (codes,
+   TPC-C's s_dist_01 .. 10); in a multi-byte charset the record reserves mbmaxlen bytes per
+   character and stripping the pad wins. */
+static Riptide_codec::Column_packing column_packing(const KEY *pk, const Field *f)
 {
-  return f->real_type() == MYSQL_TYPE_STRING && f->charset()->mbmaxlen == 1;
-}
-
-/* The blob `b` (moved to its record) stores no body: NULL, or VIRTUAL (its value is
-   computed on read, and the pointer in the record may be stale). */
-static bool blob_body_is_empty(const Field_blob *b)
-{
-  return b->is_null() || !b->stored_in_db();
-}
-
-/* Primary key + format byte + record (an upper bound of the packed columns, with 2 bytes
-   per column for a CHAR's length) + each BLOB's body. */
-size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
-{
-  TABLE_SHARE *s= tbl->s;
-  size_t len= key_len + 1 + s->reclength + 2 * size_t(s->fields);
-  my_ptrdiff_t diff= buf - tbl->record[0];
-  for (uint i= 0; i < s->blob_fields; i++)
-  {
-    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
-    b->move_field_offset(diff);
-    len+= blob_body_is_empty(b) ? 0 : b->get_length();
-    b->move_field_offset(-diff);
-  }
-  return len;
+  if (pk && is_decodable_part_of(pk, f))
+    return Riptide_codec::Column_packing::FROM_KEY;
+  if ((f->flags & BLOB_FLAG) && !f->stored_in_db())
+    return Riptide_codec::Column_packing::EMPTY_BLOB;
+  if (f->real_type() == MYSQL_TYPE_STRING && f->charset()->mbmaxlen == 1)
+    return Riptide_codec::Column_packing::RECORD_BYTES;
+  return Riptide_codec::Column_packing::FIELD_PACK;
 }
 
 void Riptide_codec::bind(TABLE *table, uint32_t key_format)
@@ -356,12 +339,32 @@ void Riptide_codec::bind(TABLE *table, uint32_t key_format)
   tbl= table;
   format= key_format;
   TABLE_SHARE *s= table->s;
-  in_pk.assign(s->fields, false);
-  if (s->primary_key == MAX_KEY)
-    return;
-  const KEY *pk= &table->key_info[s->primary_key];
+  const KEY *pk= s->primary_key == MAX_KEY ? nullptr : &table->key_info[s->primary_key];
+  columns.resize(s->fields);
   for (uint i= 0; i < s->fields; i++)
-    in_pk[i]= is_decodable_part_of(pk, table->field[i]);
+    columns[i]= column_packing(pk, table->field[i]);
+}
+
+/* At most the bytes of record `buf`'s row value: every column packs to at most its record
+   width + 2 (a CHAR's length bytes), a BLOB to its length bytes + its stored body (none
+   when NULL or VIRTUAL). */
+size_t Riptide_codec::packed_bound(const uchar *buf) const
+{
+  TABLE_SHARE *s= tbl->s;
+  size_t bound= 1 + s->reclength + 2 * size_t(s->fields);
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < s->blob_fields; i++)
+  {
+    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
+    if (!b->is_null_in_record(buf) && b->stored_in_db())
+      bound+= b->get_length(b->ptr + diff);
+  }
+  return bound;
+}
+
+size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
+{
+  return key_len + packed_bound(buf);
 }
 
 /* The row value of record `buf` (README.md, "row"): format 3, the NULL bytes and the
@@ -370,15 +373,7 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 {
   TABLE_SHARE *s= tbl->s;
   my_ptrdiff_t diff= buf - tbl->record[0];
-  /* Every column packs to at most its record width + 2 (a CHAR's length bytes), a BLOB
-     to its length bytes + its body. */
-  size_t bound= 1 + s->reclength + 2 * size_t(s->fields);
-  for (uint i= 0; i < s->blob_fields; i++)
-  {
-    Field_blob *b= static_cast<Field_blob *>(tbl->field[s->blob_field[i]]);
-    if (!b->is_null_in_record(buf) && b->stored_in_db())
-      bound+= b->get_length(b->ptr + diff);
-  }
+  size_t bound= packed_bound(buf);
   out->resize(bound);
   uchar *start= reinterpret_cast<uchar *>(&(*out)[0]);
   uchar *to= start;
@@ -388,23 +383,25 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
   for (uint i= 0; i < s->fields; i++)
   {
     Field *f= tbl->field[i];
-    if (in_pk[i] || f->is_null_in_record(buf))
+    if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
       continue;
-    if ((f->flags & BLOB_FLAG) && !f->stored_in_db())
+    switch (columns[i])
+    {
+    case Column_packing::EMPTY_BLOB:
     {
       /* A VIRTUAL BLOB: an empty body (its value is computed on read). */
       uint packlength= static_cast<Field_blob *>(f)->pack_length_no_ptr();
       memset(to, 0, packlength);
       to+= packlength;
-      continue;
+      break;
     }
-    if (stored_as_record_bytes(f))
-    {
+    case Column_packing::RECORD_BYTES:
       memcpy(to, f->ptr + diff, f->pack_length());
       to+= f->pack_length();
-    }
-    else
+      break;
+    default:
       to= f->pack(to, f->ptr + diff);
+    }
   }
   DBUG_ASSERT(size_t(to - start) <= bound);
   out->resize(size_t(to - start));
@@ -502,10 +499,10 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
   for (uint i= 0; i < s->fields; i++)
   {
     Field *f= tbl->field[i];
-    if (in_pk[i] || f->is_null_in_record(buf))
+    if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
       continue;
     const uchar *next;
-    if (stored_as_record_bytes(f))
+    if (columns[i] == Column_packing::RECORD_BYTES)
     {
       next= size_t(end - p) >= f->pack_length() ? p + f->pack_length() : nullptr;
       if (next)

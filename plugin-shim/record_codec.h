@@ -46,6 +46,17 @@ constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_NOPAD_LENGTH;
 class Riptide_codec
 {
 public:
+  /* How a row value (format 3) holds a column: left out (the primary key's bytes decode
+     back to it), as an empty BLOB (VIRTUAL: computed on read), as its record bytes, or as
+     Field::pack writes it. */
+  enum class Column_packing : uint8_t
+  {
+    FROM_KEY,
+    EMPTY_BLOB,
+    RECORD_BYTES,
+    FIELD_PACK
+  };
+
   /* Binds the codec to `table`, whose keys are in `key_format`. */
   void bind(TABLE *table, uint32_t key_format);
 
@@ -93,15 +104,15 @@ public:
 private:
   void append_key_part(const KEY_PART_INFO *kp, my_ptrdiff_t diff, std::string *out,
                        bool *has_null) const;
+  size_t packed_bound(const uchar *buf) const;
   bool unpack_record_row(const char *value, size_t len, uchar *buf, std::string *blobs) const;
   bool unpack_packed_row(const char *value, size_t len, const char *pk, size_t pk_len,
                          uchar *buf, std::string *blobs, std::string *error) const;
 
   TABLE *tbl= nullptr;
   uint32_t format= 0;
-  /* Per column (field_index): whether a row value leaves it out because the primary key
-     holds it in a decodable form (format 3). */
-  std::vector<bool> in_pk;
+  /* Per column (field_index), how a row value holds it (format 3), decided at bind(). */
+  std::vector<Column_packing> columns;
   /* encode_key_image's scratch record. */
   std::vector<uchar> scratch;
 };
