@@ -166,6 +166,11 @@ struct Args {
     /// on MySQL and MariaDB (and as the published TideSQL figures were measured).
     #[arg(long)]
     client_statements: bool,
+    /// Run only this transaction type (new-order, payment, order-status, delivery,
+    /// stock-level), warm-up included: a diagnostic that measures one type's server CPU and
+    /// writes per transaction for each engine. Not TPC-C's mix, so not a TPC-C result.
+    #[arg(long, value_enum)]
+    only: Option<mix::Kind>,
     /// Seed of all random data and inputs.
     #[arg(long, default_value_t = 17)]
     seed: u64,
@@ -235,6 +240,7 @@ fn real_main() -> Result<bool> {
         mix: Mix {
             remote_line_pct: args.remote_line_pct,
             remote_payment_pct: args.remote_payment_pct,
+            only: args.only,
             ..Mix::default()
         },
         conditions: lab.conditions.clone(),

@@ -6,7 +6,7 @@ use crate::random::{A_C_ID, A_C_LAST, A_OL_I_ID, Constants, Rand, last_name};
 use crate::schema::{CUSTOMERS, DISTRICTS, ITEMS};
 
 /// The five transaction types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
     /// New-Order (clause 2.4).
     NewOrder,
@@ -71,6 +71,18 @@ impl Deck {
         Deck { cards, next }
     }
 
+    /// The standard deck, or with `only` a deck of that type alone (`--only`: a diagnostic
+    /// run that measures one type's cost, not TPC-C's mix).
+    pub fn of(only: Option<Kind>) -> Deck {
+        match only {
+            None => Deck::new(),
+            Some(k) => Deck {
+                cards: vec![k; 100],
+                next: 100,
+            },
+        }
+    }
+
     /// The next transaction type.
     pub fn draw(&mut self, r: &mut Rand) -> Kind {
         if self.next >= self.cards.len() {
@@ -100,6 +112,8 @@ pub struct Mix {
     pub by_name_pct: u32,
     /// New-Orders that name an unused item on their last line and roll back (1).
     pub rollback_pct: u32,
+    /// Only this transaction type (`--only`, a diagnostic run); `None`: the standard mix.
+    pub only: Option<Kind>,
 }
 
 impl Default for Mix {
@@ -109,6 +123,7 @@ impl Default for Mix {
             remote_payment_pct: 1,
             by_name_pct: 60,
             rollback_pct: 1,
+            only: None,
         }
     }
 }
@@ -383,6 +398,16 @@ mod tests {
             }
             assert_eq!(counts, [45, 43, 4, 4, 4]);
         }
+    }
+
+    #[test]
+    fn a_deck_of_one_type_draws_only_it() {
+        let mut r = Rand::new(1);
+        let mut deck = Deck::of(Some(Kind::StockLevel));
+        assert!((0..250).all(|_| deck.draw(&mut r) == Kind::StockLevel));
+        let mut standard = Deck::of(None);
+        let drawn: Vec<Kind> = (0..100).map(|_| standard.draw(&mut r)).collect();
+        assert_eq!(drawn.iter().filter(|k| **k == Kind::Payment).count(), 43);
     }
 
     #[test]

@@ -55,6 +55,21 @@ impl RunResult {
         self.per_new_order(self.server?.cpu_seconds * 1000.0)
     }
 
+    fn per_transaction(&self, v: f64) -> Option<f64> {
+        let n = self.tally.completed();
+        (n > 0).then(|| v / n as f64)
+    }
+
+    /// Server CPU milliseconds per completed transaction (all types).
+    pub fn cpu_ms_per_transaction(&self) -> Option<f64> {
+        self.per_transaction(self.server?.cpu_seconds * 1000.0)
+    }
+
+    /// KiB the server wrote per completed transaction (all types).
+    pub fn kib_per_transaction(&self) -> Option<f64> {
+        self.per_transaction(self.server?.write_bytes as f64 / 1024.0)
+    }
+
     /// The driver's (this process's) CPU milliseconds per committed New-Order.
     pub fn driver_ms_per_new_order(&self) -> Option<f64> {
         self.per_new_order(self.driver?.cpu_seconds * 1000.0)
@@ -184,8 +199,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     let m = &setup.mix;
     let _ = writeln!(
         s,
-        "{} warehouses, {} terminals ({}, no keying or think time), REPEATABLE READ. Mix: New-Order 45%, Payment 43%, Order-Status, Delivery and \
-         Stock-Level 4% each (a shuffled deck of 100 per terminal); {}; {}% remote order lines, \
+        "{} warehouses, {} terminals ({}, no keying or think time), REPEATABLE READ. {}; {}; {}% remote order lines, \
          {}% remote Payment customers, {}% of Payment and Order-Status by last name, {}% of \
          New-Orders rolled back. Per engine: load ({} threads), consistency check, restart, \
          a {} s warm-up (discarded), then {} measured run(s) of {} s, each followed by the \
@@ -197,6 +211,16 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
             "every transaction on a uniformly drawn warehouse"
         } else {
             "each on its home warehouse, assigned round-robin, `--home-warehouses`"
+        },
+        match m.only {
+            None => "Mix: New-Order 45%, Payment 43%, Order-Status, Delivery and Stock-Level 4% \
+                     each (a shuffled deck of 100 per terminal)"
+                .to_string(),
+            Some(k) => format!(
+                "**Only {} transactions** (`--only`: a diagnostic of one type's cost, not \
+                 TPC-C's mix)",
+                k.name()
+            ),
         },
         setup.protocol.text(),
         m.remote_line_pct,
@@ -236,6 +260,14 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         (
             "KiB written per New-Order".into(),
             metric(&|r| r.median_of(RunResult::kib_per_new_order)),
+        ),
+        (
+            "server CPU ms per transaction (all types)".into(),
+            metric(&|r| r.median_of(RunResult::cpu_ms_per_transaction)),
+        ),
+        (
+            "KiB written per transaction (all types)".into(),
+            metric(&|r| r.median_of(RunResult::kib_per_transaction)),
         ),
         (
             "driver CPU ms per New-Order".into(),
@@ -558,6 +590,8 @@ mod tests {
         assert_eq!(r.retries_per_s(), 1.5);
         assert_eq!(r.cpu_ms_per_new_order(), Some(1.0));
         assert_eq!(r.kib_per_new_order(), Some(2.0));
+        assert_eq!(r.cpu_ms_per_transaction(), Some(100.0 / 201.0));
+        assert_eq!(r.kib_per_transaction(), Some(200.0 / 201.0));
         assert_eq!(r.nopm_per_second(), vec![3000.0, 3000.0]);
     }
 

@@ -164,7 +164,8 @@ struct Terminal {
 }
 
 impl Terminal {
-    fn open(target: &Target, protocol: Protocol, home: Home, seed: u64) -> Result<Terminal> {
+    fn open(target: &Target, w: &Workload, home: Home, seed: u64) -> Result<Terminal> {
+        let protocol = w.protocol;
         let mut conn = target.connect()?;
         let prepared = match protocol {
             Protocol::Procedures => Prepared::Calls(Calls::prepare(&mut conn)?),
@@ -175,7 +176,7 @@ impl Terminal {
             prepared,
             home,
             rand: Rand::new(seed),
-            deck: Deck::new(),
+            deck: Deck::of(w.mix.only),
         })
     }
 
@@ -277,7 +278,7 @@ pub fn run(
         opened.push(
             Terminal::open(
                 target,
-                w.protocol,
+                w,
                 Home::of_terminal(t, w.warehouses),
                 seed.wrapping_add(t),
             )
