@@ -324,9 +324,11 @@ impl Db {
     /// About how many entries (every version and tombstone) of `cf` lie from `lower`
     /// (inclusive) to `upper` (exclusive; `None`: the end): the tables' share estimated from
     /// their index blocks at the resolution of a data block (RocksDB's approximate sizes; one
-    /// data block per table is read for the entry density), plus the memtables' entries,
-    /// counted up to `memtable_limit` in each. Cheap next to an iterator over the range; for
-    /// query planning, not for answers.
+    /// data block per table is sampled for the entry density), plus the memtables' entries,
+    /// counted while the total is below `memtable_limit` (so a range the tables put at the
+    /// limit or more is not walked in the memtables, and no answer from the memtables exceeds
+    /// the limit). Cheap next to an iterator over the range; for query planning, not for
+    /// answers: an answer below `memtable_limit` counts every memtable entry in the range.
     pub fn approximate_entries_cf(
         &self,
         cf: &ColumnFamily,

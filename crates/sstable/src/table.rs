@@ -10,11 +10,13 @@
 //! a read never does I/O for them and a table without any costs one branch.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use parking_lot::Mutex;
 use riptide_common::checksum::checksum;
 use riptide_common::fs::{FileSystem, RandomAccessFile, RealFs};
 use riptide_common::key::{MAX_SEQNO, compare_internal_keys, parse_internal_key};
@@ -206,7 +208,18 @@ pub struct Table {
     filter_reads: AtomicU64,
     /// Count of open tables to decrement on drop (a [`TableCache`](crate::TableCache)'s).
     open_counter: Option<Arc<AtomicU64>>,
+    /// Entries of the data blocks [`approximate_entries`](Self::approximate_entries) sampled,
+    /// by block offset (the table never changes, so neither do they): the optimizer asks
+    /// about the same ranges over and over, and a count from here costs neither a block
+    /// cache lookup (or a read) nor a walk over the block. At most
+    /// [`SAMPLED_BLOCKS_KEPT`] blocks; then it starts over.
+    sampled_entries: Mutex<HashMap<u64, u32>>,
 }
+
+/// How many sampled data blocks' entry counts a table keeps (4 bytes of count and 8 of
+/// offset each, so at most about 100 KiB per table; a table of 64 MiB has about 16,000
+/// blocks of 4 KiB).
+const SAMPLED_BLOCKS_KEPT: usize = 4096;
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -352,6 +365,7 @@ impl Table {
             index_reads: AtomicU64::new(0),
             filter_reads: AtomicU64::new(0),
             open_counter: None,
+            sampled_entries: Mutex::new(HashMap::new()),
         };
         let props_block = Block::new(table.read_block_contents(
             footer.properties,
@@ -829,20 +843,34 @@ impl Table {
             return Ok(0);
         }
         let sample = second.filter(|h| h.offset < end).unwrap_or(first);
-        let block = self.data_block(sample)?;
+        let entries = self.entries_of_block(sample)?;
+        let span = sample.size + BLOCK_TRAILER_LEN as u64;
+        Ok((bytes as f64 * entries as f64 / span as f64).round() as u64)
+    }
+
+    /// The number of entries of data block `handle` (remembered in `sampled_entries`).
+    fn entries_of_block(&self, handle: BlockHandle) -> Result<u64> {
+        if let Some(n) = self.sampled_entries.lock().get(&handle.offset) {
+            return Ok(u64::from(*n));
+        }
+        let block = self.data_block(handle)?;
         let mut it = block.iter();
-        let mut entries = 0u64;
+        let mut entries = 0u32;
         (|| -> Result<()> {
             it.seek_to_first()?;
             while it.valid() {
-                entries += 1;
+                entries = entries.saturating_add(1);
                 it.next()?;
             }
             Ok(())
         })()
-        .map_err(|e| self.block_error(e, "data", sample.offset))?;
-        let span = sample.size + BLOCK_TRAILER_LEN as u64;
-        Ok((bytes as f64 * entries as f64 / span as f64).round() as u64)
+        .map_err(|e| self.block_error(e, "data", handle.offset))?;
+        let mut kept = self.sampled_entries.lock();
+        if kept.len() >= SAMPLED_BLOCKS_KEPT {
+            kept.clear();
+        }
+        kept.insert(handle.offset, entries);
+        Ok(u64::from(entries))
     }
 
     /// False only if the bloom filter proves `user_key` absent from this table. When the
