@@ -101,27 +101,8 @@ impl CfView {
         memtable_limit: u64,
     ) -> Result<u64> {
         let mut total = 0u64;
-        let starts_past_upper =
-            |h: &TableHandle| upper.is_some_and(|u| h.meta.smallest_user_key() >= u);
-        let mut levels = self.levels().iter();
-        if let Some(l0) = levels.next() {
-            for handle in l0 {
-                if !handle.meta.ends_before(lower) && !starts_past_upper(handle) {
-                    total += handle.table()?.approximate_entries(lower, upper)?;
-                }
-            }
-        }
-        // Sorted, non-overlapping levels: the tables in the range follow the first one that
-        // does not end before `lower` (a binary search, not a look at every table: this runs
-        // for every range the optimizer weighs).
-        for level in levels {
-            let first = level.partition_point(|h| h.meta.ends_before(lower));
-            for handle in level.iter().skip(first) {
-                if starts_past_upper(handle) {
-                    break;
-                }
-                total += handle.table()?.approximate_entries(lower, upper)?;
-            }
+        for handle in self.tables_within(Some(lower), upper) {
+            total += handle.table()?.approximate_entries(lower, upper)?;
         }
         let target = seek_key(lower, MAX_SEQNO);
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
@@ -441,16 +422,39 @@ impl CfView {
         for m in &self.imms {
             children.push(Box::new(m.iter()));
         }
-        for handle in self.levels().iter().flatten() {
-            let meta = &handle.meta;
-            if lower.is_some_and(|l| meta.ends_before(l))
-                || upper.is_some_and(|u| meta.smallest_user_key() >= u)
-            {
-                continue;
-            }
+        for handle in self.tables_within(lower, upper) {
             children.push(Box::new(handle.iter()));
         }
         MergingIterator::new(children)
+    }
+
+    /// The tables that may hold keys in [`lower`, `upper`) (`None`: unbounded), newest level
+    /// first: every overlapping L0 table, then in each sorted, non-overlapping level the run
+    /// that follows the first table not ending before `lower`, found by binary search (not a
+    /// look at every table: iterators and range estimates are made per statement, and a
+    /// level holds hundreds of tables).
+    fn tables_within<'a>(
+        &'a self,
+        lower: Option<&'a [u8]>,
+        upper: Option<&'a [u8]>,
+    ) -> impl Iterator<Item = &'a Arc<TableHandle>> + 'a {
+        let ends_before_lower = move |h: &TableHandle| lower.is_some_and(|l| h.meta.ends_before(l));
+        let starts_past_upper =
+            move |h: &TableHandle| upper.is_some_and(|u| h.meta.smallest_user_key() >= u);
+        let mut levels = self.levels().iter();
+        let l0 = levels
+            .next()
+            .into_iter()
+            .flatten()
+            .filter(move |h| !ends_before_lower(h) && !starts_past_upper(h));
+        let sorted = levels.flat_map(move |level| {
+            let first = level.partition_point(|h| ends_before_lower(h));
+            level
+                .iter()
+                .skip(first)
+                .take_while(move |h| !starts_past_upper(h))
+        });
+        l0.chain(sorted)
     }
 }
 
