@@ -83,6 +83,7 @@ const SERVER_OPTIONS: &[Decl] = &[
     engine("block_cache_size"),
     engine("write_buffer_size"),
     engine("db_write_buffer_size"),
+    engine("memtable_bloom_size_ratio"),
     // A server fsyncs the WAL once a second in the background by default: a crash of the
     // server process loses no committed transaction, a power loss at most the last second
     // (InnoDB's innodb_flush_log_at_trx_commit=2). The engine's own default is `full`.

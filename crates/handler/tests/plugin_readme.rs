@@ -71,6 +71,22 @@ fn check_row(o: &ServerOption, default: &str, range: &str, row: &str) -> Vec<Str
                 format!("range {range:?} is not {min} .. {max}"),
             );
         }
+        (OptionType::Float { min, max }, OptionValue::Float(d)) => {
+            let float = |cell: &str| -> f64 {
+                let word = cell.split_whitespace().next().unwrap_or("");
+                word.parse()
+                    .unwrap_or_else(|e| panic!("{cell:?} does not start with a number: {e}"))
+            };
+            expect(
+                float(default) == *d,
+                format!("default {default:?} is not {d}"),
+            );
+            let (lo, hi) = range.split_once(" .. ").unwrap_or((range, ""));
+            expect(
+                float(lo) == min && float(hi) == max,
+                format!("range {range:?} is not {min} .. {max}"),
+            );
+        }
         (OptionType::Enum { names }, OptionValue::Enum(_)) => {
             let d = o.value_type.format(&o.default);
             expect(

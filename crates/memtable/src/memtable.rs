@@ -10,6 +10,7 @@ use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, se
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{SeqNo, ValueKind};
 
+use crate::filter::KeyFilter;
 use crate::iter::MemtableIterator;
 use crate::range_tombstones::RangeTombstoneStore;
 use crate::skiplist::{Cursor, SkipList};
@@ -44,6 +45,10 @@ pub struct Memtable {
     /// A reader asked for this memtable to be flushed early (see
     /// [`Memtable::request_flush`]).
     flush_requested: AtomicBool,
+    /// Bloom filter over the point entries' user keys, if the memtable was made with one.
+    filter: Option<KeyFilter>,
+    /// Point lookups the filter answered without searching the skiplist.
+    filter_skips: AtomicU64,
 }
 
 impl std::fmt::Debug for Memtable {
@@ -55,6 +60,7 @@ impl std::fmt::Debug for Memtable {
             .field("memory_usage", &self.approximate_memory_usage())
             .field("min_seqno", &self.min_seqno())
             .field("max_seqno", &self.max_seqno())
+            .field("filter", &self.filter)
             .finish()
     }
 }
@@ -99,6 +105,14 @@ impl Memtable {
     /// An empty memtable. `id` is an opaque tag chosen by the caller (the engine uses the number
     /// of the WAL segment that logs the memtable's writes).
     pub fn new(id: u64) -> Self {
+        Self::with_key_filter(id, 0)
+    }
+
+    /// An empty memtable with a bloom filter of about `filter_bytes` bytes over its point
+    /// entries' user keys (none for 0): [`Memtable::get`] of a key the filter rules out
+    /// returns without searching the skiplist. Size it for the entries expected (16 bits per
+    /// key gives about 1% false positives; more entries than planned only raise that rate).
+    pub fn with_key_filter(id: u64, filter_bytes: usize) -> Self {
         Memtable {
             id,
             list: Arc::new(SkipList::new()),
@@ -107,6 +121,8 @@ impl Memtable {
             max_seqno_plus_one: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             flush_requested: AtomicBool::new(false),
+            filter: KeyFilter::with_size(filter_bytes),
+            filter_skips: AtomicU64::new(0),
         }
     }
 
@@ -130,6 +146,10 @@ impl Memtable {
     pub fn insert(&self, user_key: &[u8], seqno: SeqNo, kind: ValueKind, value: &[u8]) -> bool {
         if kind == ValueKind::RangeDelete {
             return self.insert_range_tombstone(user_key, value, seqno);
+        }
+        // The key's filter bits go in before the node is linked (see the filter's docs).
+        if let Some(filter) = &self.filter {
+            filter.insert(user_key);
         }
         let inserted = with_internal_key(user_key, seqno, kind, |key| self.list.insert(key, value));
         if inserted {
@@ -229,6 +249,10 @@ impl Memtable {
         snapshot: SeqNo,
         f: impl FnOnce(SeqNo, ValueKind, &[u8]) -> R,
     ) -> Option<R> {
+        if !self.may_contain(key) {
+            self.filter_skips.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
         // Entries before the target: smaller user keys, and versions of `key` newer than the
         // snapshot (they sort first). This is `compare(entry, seek_key(key, snapshot)) == Less`
         // without building the seek key.
@@ -239,6 +263,26 @@ impl Memtable {
         })?;
         let parsed = parse_internal_key(entry_key).ok()?;
         (parsed.user_key == key).then(|| f(parsed.seqno, parsed.kind, value))
+    }
+
+    /// False only if no point entry of `user_key` was ever inserted (the filter rules it
+    /// out); always true without a filter.
+    #[inline]
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// Point lookups ([`Memtable::get`], [`Memtable::get_with`]) the filter answered without
+    /// searching the skiplist.
+    pub fn filter_skips(&self) -> u64 {
+        self.filter_skips.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the key filter (0 without one). Not part of
+    /// [`Memtable::approximate_memory_usage`], which measures the entries and decides when
+    /// the memtable is full; part of [`Memtable::allocated_memory`].
+    pub fn filter_memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, KeyFilter::memory_size)
     }
 
     /// A bidirectional iterator over every entry, in internal-key order. It keeps the memtable
@@ -257,11 +301,13 @@ impl Memtable {
             .saturating_add(self.range_dels.memory_usage())
     }
 
-    /// Bytes the memtable's arena reserved from the system allocator: whole chunks, so up to
-    /// one chunk (1 MiB) more than [`Memtable::approximate_memory_usage`]; most of a fresh
-    /// chunk is not yet backed by physical memory.
+    /// Bytes the memtable's arena reserved from the system allocator (whole chunks, so up to
+    /// one chunk, 1 MiB, more than [`Memtable::approximate_memory_usage`]; most of a fresh
+    /// chunk is not yet backed by physical memory), plus its key filter.
     pub fn allocated_memory(&self) -> usize {
-        self.list.memory_reserved()
+        self.list
+            .memory_reserved()
+            .saturating_add(self.filter_memory())
     }
 
     /// Number of point entries (range tombstones not included: see
@@ -324,6 +370,36 @@ mod tests {
         assert_eq!(m.get(b"ab", 9), None);
         assert_eq!(m.get(b"c", 9), None);
         assert_eq!(m.get_with(b"a", 9, |_, _, v| v.len()), Some(2));
+    }
+
+    #[test]
+    fn the_key_filter_answers_absent_keys_without_a_search() {
+        let m = Memtable::with_key_filter(1, 64 << 10);
+        assert!(m.filter_memory() >= 64 << 10);
+        assert!(m.allocated_memory() >= m.filter_memory());
+        for i in 0u32..1000 {
+            assert!(m.insert(&i.to_be_bytes(), u64::from(i) + 1, ValueKind::Put, b"v"));
+        }
+        for i in 0u32..1000 {
+            assert_eq!(
+                m.get(&i.to_be_bytes(), MAX_SEQNO).map(|v| v.seqno),
+                Some(u64::from(i) + 1)
+            );
+        }
+        assert_eq!(m.filter_skips(), 0);
+        let absent = (1000u32..11_000)
+            .filter(|i| m.get(&i.to_be_bytes(), MAX_SEQNO).is_none())
+            .count();
+        assert_eq!(absent, 10_000);
+        // 1,000 keys in 64 KiB: hardly any false positive.
+        assert!(m.filter_skips() > 9_900, "{} skips", m.filter_skips());
+        // Range tombstones are not point entries: the filter does not hide them.
+        assert!(m.insert(b"r", 5000, ValueKind::RangeDelete, b"s"));
+        assert_eq!(m.max_covering_seqno(b"r\x01", MAX_SEQNO), Some(5000));
+        // Without a filter nothing is skipped.
+        let plain = Memtable::new(2);
+        assert!(plain.get(b"x", MAX_SEQNO).is_none());
+        assert_eq!((plain.filter_skips(), plain.filter_memory()), (0, 0));
     }
 
     #[test]

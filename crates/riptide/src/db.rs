@@ -470,7 +470,7 @@ impl Db {
             name.to_string(),
             CfView {
                 cf_id: id,
-                mem: Arc::new(Memtable::new(segment)),
+                mem: Arc::new(self.inner.options.new_memtable(segment)),
                 imms: Vec::new(),
                 version: Arc::clone(&version),
             },
@@ -1051,7 +1051,7 @@ impl DbInner {
         let frozen = Arc::clone(&cf.view().mem);
         cf.update_view(|v| CfView {
             cf_id: v.cf_id,
-            mem: Arc::new(Memtable::new(segment)),
+            mem: Arc::new(self.options.new_memtable(segment)),
             imms: std::iter::once(Arc::clone(&v.mem))
                 .chain(v.imms.iter().cloned())
                 .collect(),
@@ -1064,7 +1064,7 @@ impl DbInner {
             if other.id != cf.id && view.mem.is_empty() && view.mem.id() < segment {
                 other.update_view(|v| CfView {
                     cf_id: v.cf_id,
-                    mem: Arc::new(Memtable::new(segment)),
+                    mem: Arc::new(self.options.new_memtable(segment)),
                     imms: v.imms.clone(),
                     version: Arc::clone(&v.version),
                 });

@@ -413,6 +413,12 @@ impl Options {
             "Frozen memtables per column family that may wait for flush before writers stop \
              (RocksDB max_write_buffer_number - 1)"
         ),
+        opt!(
+            memtable_bloom_size_ratio: f64(0.0, 0.25),
+            "Size of each memtable's key filter as a fraction of write_buffer_size, 0 for \
+             none: a point read skips a memtable the filter rules out (RocksDB \
+             memtable_prefix_bloom_size_ratio with whole-key filtering)"
+        ),
         enumeration(
             "sync_mode",
             "When the WAL is fsynced: none (never; survives a process crash, not a power \

@@ -158,7 +158,7 @@ pub(crate) fn open(path: &Path, options: Options) -> Result<DbInner> {
         .map(|c| {
             let view = CfView {
                 cf_id: c.id,
-                mem: Arc::new(Memtable::new(segment)),
+                mem: Arc::new(options.new_memtable(segment)),
                 imms: Vec::new(),
                 version: Arc::clone(&version),
             };
