@@ -404,12 +404,12 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
     let mut s = String::from(
         "engine,runs,nopm_median,tpm_median,retries_per_s_median,cpu_ms_per_new_order_median,\
          kib_written_per_new_order_median,consistency_failures,warehouses,terminals,seconds,\
-         capped,durable\n",
+         capped,durable,cpu_ms_per_transaction_median,kib_written_per_transaction_median\n",
     );
     for r in results {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.engine().name(),
             r.runs.len(),
             opt(r.median_of(|x| Some(x.nopm()))),
@@ -422,7 +422,9 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
             setup.terminals,
             setup.duration,
             setup.conditions.cap.is_some(),
-            setup.conditions.budget.durable
+            setup.conditions.budget.durable,
+            opt(r.median_of(RunResult::cpu_ms_per_transaction)),
+            opt(r.median_of(RunResult::kib_per_transaction))
         );
     }
     s
@@ -433,14 +435,15 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
     let mut s = String::from(
         "engine,run,seconds,new_orders,nopm,tpm,completed,deadlocks,lock_waits,retries_per_s,\
          server_cpu_seconds,server_write_bytes,cpu_ms_per_new_order,kib_written_per_new_order,\
-         driver_cpu_seconds,consistency_failures\n",
+         driver_cpu_seconds,consistency_failures,cpu_ms_per_transaction,\
+         kib_written_per_transaction\n",
     );
     for r in results {
         for (i, x) in r.runs.iter().enumerate() {
             let t = &x.tally;
             let _ = writeln!(
                 s,
-                "{},{},{:.3},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{},{},{}",
+                "{},{},{:.3},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{},{},{},{},{}",
                 r.engine().name(),
                 i + 1,
                 x.seconds,
@@ -457,7 +460,9 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
                 opt(x.cpu_ms_per_new_order()),
                 opt(x.kib_per_new_order()),
                 opt(x.driver.map(|c| c.cpu_seconds)),
-                x.failures.len()
+                x.failures.len(),
+                opt(x.cpu_ms_per_transaction()),
+                opt(x.kib_per_transaction())
             );
         }
     }
@@ -617,5 +622,28 @@ mod tests {
         assert!(md.contains("**NO memory cap**"));
         let results = [EngineResult::new(Engine::Rocksdb)];
         assert!(results_csv(&setup(), &results).lines().count() == 2);
+    }
+
+    #[test]
+    fn csv_rows_match_their_headers_and_carry_per_transaction_figures() {
+        let mut a = EngineResult::new(Engine::Riptide);
+        a.runs = vec![run(100, 2.0), run(100, 2.0)];
+        for csv in [
+            results_csv(&setup(), std::slice::from_ref(&a)),
+            runs_csv(&[a]),
+        ] {
+            let mut lines = csv.lines();
+            let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+            let per_txn = header
+                .iter()
+                .position(|h| h.starts_with("cpu_ms_per_transaction"))
+                .expect("a per-transaction CPU column");
+            for line in lines {
+                let cells: Vec<&str> = line.split(',').collect();
+                assert_eq!(cells.len(), header.len(), "{csv}");
+                let cpu: f64 = cells[per_txn].parse().expect("a number");
+                assert!((cpu - 100.0 / 201.0).abs() < 1e-3, "{csv}");
+            }
+        }
     }
 }
