@@ -51,7 +51,8 @@
 //! NOPM (committed New-Orders per minute) and TPM (all five types), median of the runs;
 //! p50, p95 and p99 per transaction type; retries per second; load time; engine files on
 //! disk after the load and at the end; the server's CPU time (utime + stime of `mariadbd`)
-//! and bytes written (`write_bytes` of `/proc/<pid>/io`) per New-Order; the cgroup's peak
+//! and bytes written (`write_bytes` of `/proc/<pid>/io`) per New-Order and per transaction
+//! of any type; the cgroup's peak
 //! memory and the server's peak resident memory. `results.md`, `results.csv`, `runs.csv`,
 //! `latency.csv`, `engines.csv`, `nopm-per-second.csv` and `tpcc-nopm.png` (NOPM per
 //! second of each engine's median run) go to `--out-dir`.

@@ -28,9 +28,13 @@ const BLOCK_WORDS: usize = (BLOCK_BITS / 64) as usize;
 /// Multiplier that spreads the hash's low half over the probe positions.
 const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// One block of the filter, aligned to a cache line so that a probe touches one line.
+#[repr(C, align(64))]
+struct Block([AtomicU64; BLOCK_WORDS]);
+
 /// A fixed-size, insert-only, concurrent bloom filter over user keys. See the module docs.
 pub struct KeyFilter {
-    blocks: Box<[[AtomicU64; BLOCK_WORDS]]>,
+    blocks: Box<[Block]>,
 }
 
 impl std::fmt::Debug for KeyFilter {
@@ -55,7 +59,7 @@ impl KeyFilter {
         }
         let blocks = bytes.div_ceil(BLOCK_WORDS * 8);
         let blocks = (0..blocks)
-            .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+            .map(|_| Block(std::array::from_fn(|_| AtomicU64::new(0))))
             .collect::<Vec<_>>()
             .into_boxed_slice();
         Some(KeyFilter { blocks })
@@ -71,7 +75,10 @@ impl KeyFilter {
     #[inline]
     fn block_of(&self, h: u64) -> (Option<&[AtomicU64; BLOCK_WORDS]>, u64) {
         let block = ((h >> 32) * self.blocks.len() as u64) >> 32;
-        (self.blocks.get(block as usize), h.wrapping_mul(MIX))
+        (
+            self.blocks.get(block as usize).map(|b| &b.0),
+            h.wrapping_mul(MIX),
+        )
     }
 
     /// The word and the mask of probe bit `g & 511` of a block.
@@ -152,6 +159,12 @@ mod tests {
             false_positives < 2_500,
             "{false_positives} false positives in 100,000"
         );
+    }
+
+    #[test]
+    fn blocks_are_cache_lines() {
+        assert_eq!(std::mem::size_of::<Block>(), 64);
+        assert_eq!(std::mem::align_of::<Block>(), 64);
     }
 
     #[test]
