@@ -163,8 +163,11 @@ impl CfView {
                 if hidden_below(covered, Some(handle.meta.max_seqno)) {
                     continue;
                 }
-                if let Some(v) = table.get(key, snapshot)? {
-                    return Ok(resolve(covered, v.seqno, v.kind, &v.value));
+                // The version is resolved in place: its value is copied once, into the answer.
+                if let Some(found) = table.get_with(key, snapshot, |seqno, kind, value| {
+                    resolve(covered, seqno, kind, value)
+                })? {
+                    return Ok(found);
                 }
             }
         }
@@ -178,9 +181,11 @@ impl CfView {
             let table = handle.table()?;
             fold_table_tombstones(&mut covered, handle, &table, key, snapshot);
             if !hidden_below(covered, Some(handle.meta.max_seqno))
-                && let Some(v) = table.get(key, snapshot)?
+                && let Some(found) = table.get_with(key, snapshot, |seqno, kind, value| {
+                    resolve(covered, seqno, kind, value)
+                })?
             {
-                return Ok(resolve(covered, v.seqno, v.kind, &v.value));
+                return Ok(found);
             }
         }
         Ok(None)
