@@ -667,9 +667,15 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         Counters::add(&self.counters.gets, 1);
         let blocks_before = riptide_sstable::data_blocks_read_by_gets();
+        let bloom_before = riptide_sstable::bloom_checks_by_gets();
         let found = view.get(key, snapshot);
         let blocks = riptide_sstable::data_blocks_read_by_gets().wrapping_sub(blocks_before);
         Counters::add(&self.counters.get_data_blocks, blocks);
+        let bloom = riptide_sstable::bloom_checks_by_gets().since(bloom_before);
+        if bloom.checked > 0 {
+            Counters::add(&self.counters.bloom_filter_checks, bloom.checked);
+            Counters::add(&self.counters.bloom_filter_useful, bloom.useful);
+        }
         found
     }
 
@@ -1137,6 +1143,8 @@ impl DbInner {
             wal_syncs: wal.syncs,
             gets: get(&c.gets),
             get_data_blocks: get(&c.get_data_blocks),
+            bloom_filter_checks: get(&c.bloom_filter_checks),
+            bloom_filter_useful: get(&c.bloom_filter_useful),
             flushes: get(&c.flushes),
             flush_bytes_written: get(&c.flush_bytes_written),
             compactions: get(&c.compactions),

@@ -17,6 +17,8 @@ pub(crate) struct Counters {
     pub(crate) write_groups: AtomicU64,
     pub(crate) gets: AtomicU64,
     pub(crate) get_data_blocks: AtomicU64,
+    pub(crate) bloom_filter_checks: AtomicU64,
+    pub(crate) bloom_filter_useful: AtomicU64,
     pub(crate) flushes: AtomicU64,
     pub(crate) flush_bytes_written: AtomicU64,
     pub(crate) compactions: AtomicU64,
@@ -223,6 +225,12 @@ statistics! {
         /// Data blocks those point reads consulted (from the cache or the disk); divided by
         /// `gets` this is the read amplification (`data_blocks_per_get`).
         counter get_data_blocks,
+        /// Tables' bloom filters consulted by point reads (one per table a read looked in);
+        /// RocksDB's `rocksdb.bloom.filter.useful` plus `rocksdb.bloom.filter.full.positive`.
+        counter bloom_filter_checks,
+        /// Of those, filters that ruled the key out, so the table was not searched
+        /// (RocksDB's `rocksdb.bloom.filter.useful`).
+        counter bloom_filter_useful,
         /// Memtables flushed to L0 tables.
         counter flushes,
         /// Bytes of tables written by flushes.

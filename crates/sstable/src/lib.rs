@@ -48,7 +48,9 @@ pub mod writer;
 pub use cache::{BlockCache, BlockKind, CacheId, CacheStats, CachedBlock, KindStats};
 pub use options::{Compression, TableOptions, TableReadOptions};
 pub use properties::TableProperties;
-pub use table::{Table, TableStats, TableValue, data_blocks_read_by_gets};
+pub use table::{
+    BloomChecks, Table, TableStats, TableValue, bloom_checks_by_gets, data_blocks_read_by_gets,
+};
 pub use table_cache::{TableCache, TableCacheStats};
 pub use table_iter::TableIterator;
 pub use writer::TableWriter;

@@ -153,6 +153,39 @@ pub fn data_blocks_read_by_gets() -> u64 {
     GET_DATA_BLOCKS.try_with(Cell::get).unwrap_or(0)
 }
 
+thread_local! {
+    /// Bloom filter checks of point lookups on this thread and how many of them ruled the
+    /// table out (see [`bloom_checks_by_gets`]).
+    static GET_BLOOM: Cell<BloomChecks> = const { Cell::new(BloomChecks { checked: 0, useful: 0 }) };
+}
+
+/// Bloom filter checks made by point lookups: how many, and how many answered "not here"
+/// (RocksDB's `rocksdb.bloom.filter.useful`; the others are its `full.positive`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BloomChecks {
+    /// Filters consulted.
+    pub checked: u64,
+    /// Of those, filters that ruled the key out, so the table was not searched.
+    pub useful: u64,
+}
+
+impl BloomChecks {
+    /// The checks made since `earlier` (a reading of the same thread's counters).
+    pub fn since(self, earlier: BloomChecks) -> BloomChecks {
+        BloomChecks {
+            checked: self.checked.wrapping_sub(earlier.checked),
+            useful: self.useful.wrapping_sub(earlier.useful),
+        }
+    }
+}
+
+/// The bloom filter checks point lookups ([`Table::get`], [`Table::get_with`]) on the
+/// calling thread have made so far. As with [`data_blocks_read_by_gets`], a caller counts one
+/// lookup's checks as the difference around it and adds them to shared statistics once.
+pub fn bloom_checks_by_gets() -> BloomChecks {
+    GET_BLOOM.try_with(Cell::get).unwrap_or_default()
+}
+
 /// Runs `f` with this thread's scratch buffers (fresh ones if they are in use, e.g. by a
 /// lookup nested in a `get_with` callback, or gone at thread exit).
 #[inline]
@@ -727,7 +760,19 @@ impl Table {
         snapshot: SeqNo,
         f: impl FnOnce(SeqNo, ValueKind, &[u8]) -> R,
     ) -> Result<Option<R>> {
-        if !self.try_may_contain(user_key)? {
+        let (filters, may_contain) = {
+            let filter = self.filter()?;
+            (filter.is_enabled(), filter.may_contain(user_key))
+        };
+        if filters {
+            let _ = GET_BLOOM.try_with(|c| {
+                let mut b = c.get();
+                b.checked = b.checked.wrapping_add(1);
+                b.useful = b.useful.wrapping_add(u64::from(!may_contain));
+                c.set(b);
+            });
+        }
+        if !may_contain {
             self.filter_skips.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         }
