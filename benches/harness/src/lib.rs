@@ -77,6 +77,7 @@
 //! top of it). The cgroup's peak and limit-hit counters restart with it.
 
 mod args;
+mod cache;
 mod engine;
 mod lab;
 mod record;
@@ -84,6 +85,7 @@ mod report;
 mod server;
 
 pub use args::{Conditions, DEFAULT_ALLOWANCE_MIB, ServerArgs};
+pub use cache::CacheCounters;
 pub use engine::Engine;
 pub use lab::{Bench, CHECK_ALLOWANCE_MIB, Lab};
 pub use record::{

@@ -582,6 +582,25 @@ impl Server {
             .collect())
     }
 
+    /// The numeric values of the named global status variables (case-insensitive names,
+    /// as `SHOW GLOBAL STATUS` gives them), in the given order; None for a name the server
+    /// does not have or whose value is not a number.
+    pub fn status_counters(&self, names: &[&str]) -> Result<Vec<Option<u64>>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = names
+            .iter()
+            .map(|n| format!("'{}'", n.to_uppercase()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let text = self.sql(&format!(
+            "SELECT UPPER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+             WHERE VARIABLE_NAME IN ({list})"
+        ))?;
+        Ok(parse_status_counters(&text, names))
+    }
+
     /// A clean shutdown, waiting for the process to exit (SIGKILL after the timeout).
     pub fn stop(mut self) -> Result<()> {
         self.shutdown()
@@ -632,6 +651,9 @@ pub struct ProcessCounters {
     /// `write_bytes` of `/proc/<pid>/io`: bytes sent to the block layer on the process's
     /// behalf (page-cache writes count when the page is dirtied).
     pub write_bytes: u64,
+    /// `read_bytes` of `/proc/<pid>/io`: bytes the process caused to be read from the
+    /// block layer (reads the page cache served do not count).
+    pub read_bytes: u64,
 }
 
 impl ProcessCounters {
@@ -644,6 +666,7 @@ impl ProcessCounters {
         Some(ProcessCounters {
             cpu_seconds: stat_cpu_ticks(&stat)? as f64 / ticks.max(1) as f64,
             write_bytes: io_field(&io, "write_bytes")?,
+            read_bytes: io_field(&io, "read_bytes")?,
         })
     }
 
@@ -652,6 +675,7 @@ impl ProcessCounters {
         ProcessCounters {
             cpu_seconds: (self.cpu_seconds - earlier.cpu_seconds).max(0.0),
             write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
         }
     }
 }
@@ -666,6 +690,24 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// The values of `names` in `text`, tab-separated `NAME\tvalue` lines (names compared
+/// case-insensitively); None for a missing name or a value that is not a whole number.
+fn parse_status_counters(text: &str, names: &[&str]) -> Vec<Option<u64>> {
+    names
+        .iter()
+        .map(|n| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once('\t')?;
+                if k.eq_ignore_ascii_case(n) {
+                    v.trim().parse().ok()
+                } else {
+                    None
+                }
+            })
+        })
+        .collect()
 }
 
 /// A `name: value` field of `/proc/<pid>/io`.
@@ -759,17 +801,37 @@ mod tests {
         let a = ProcessCounters {
             cpu_seconds: 1.5,
             write_bytes: 100,
+            read_bytes: 50,
         };
         let b = ProcessCounters {
             cpu_seconds: 4.0,
             write_bytes: 300,
+            read_bytes: 40,
         };
         assert_eq!(
             b.since(&a),
             ProcessCounters {
                 cpu_seconds: 2.5,
-                write_bytes: 200
+                write_bytes: 200,
+                read_bytes: 0,
             }
+        );
+    }
+
+    #[test]
+    fn status_counters_are_matched_by_name_whatever_the_case() {
+        let text = "RIPTIDE_BLOCK_CACHE_HITS\t120\nROCKSDB_BLOCK_CACHE_MISS\t7\nX\tnot a number\n";
+        assert_eq!(
+            parse_status_counters(
+                text,
+                &[
+                    "riptide_block_cache_hits",
+                    "Rocksdb_block_cache_miss",
+                    "x",
+                    "absent"
+                ]
+            ),
+            vec![Some(120), Some(7), None, None]
         );
     }
 

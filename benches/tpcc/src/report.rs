@@ -553,6 +553,7 @@ mod tests {
             server: Some(ProcessCounters {
                 cpu_seconds: new_orders as f64 / 1000.0,
                 write_bytes: new_orders * 2048,
+                read_bytes: 0,
             }),
             driver: None,
             failures: Vec::new(),
