@@ -209,9 +209,16 @@ pub fn log_bars(path: &Path, title: &str, y_label: &str, groups: &[Group]) -> Re
 }
 
 /// Draws grouped bars into a 1400x750 PNG at `path`, each value divided by the value of
-/// engine `base` in the same group (so `base` is 1.0), with the ratio written above each bar.
-/// A group without a positive `base` value draws no bars.
-pub fn relative_bars(path: &Path, title: &str, base: &str, groups: &[Group]) -> Result<()> {
+/// engine `base` in the same group (so `base` is 1.0), with the ratio written above each bar;
+/// `what` names the values on the y axis ("TPS", "CPU per transaction"). A group without a
+/// positive `base` value draws no bars.
+pub fn relative_bars(
+    path: &Path,
+    title: &str,
+    what: &str,
+    base: &str,
+    groups: &[Group],
+) -> Result<()> {
     let engines = engines(groups);
     let ratio = |vals: &[(String, f64)], engine: &str| -> Option<f64> {
         let b = value(vals, base)?;
@@ -235,7 +242,7 @@ pub fn relative_bars(path: &Path, title: &str, base: &str, groups: &[Group]) -> 
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .y_desc(format!("TPS relative to {base} (= 1.0)"))
+        .y_desc(format!("{what} relative to {base} (= 1.0)"))
         .x_labels(groups.len().max(1) * 2 + 1)
         .x_label_formatter(&|x| group_label(&names, *x))
         .label_style(("sans-serif", 15))
@@ -315,7 +322,7 @@ mod tests {
         }];
         lines(&dir.join("l.png"), "t", "x", "y", &series)?;
         log_bars(&dir.join("g.png"), "t", "ops/s", &groups())?;
-        relative_bars(&dir.join("r.png"), "t", "y", &groups())?;
+        relative_bars(&dir.join("r.png"), "t", "TPS", "y", &groups())?;
         for f in ["l.png", "g.png", "r.png"] {
             let len = std::fs::metadata(dir.join(f))?.len();
             assert!(len > 1000, "{f} is only {len} bytes");

@@ -25,9 +25,19 @@
 //! the rows, which would fit in any cache). p95 and p99 come from sysbench's histogram
 //! (`sysbench.rs`). Reported: median TPS, p95/p99, the worst second, Riptide's ratio to
 //! each peer, the load time, the data size after the load and at the end, the cgroup's
-//! peak memory and anonymous memory during the measured phase, the restart time;
-//! `results.md`, `results.csv`, `runs.csv`, `engines.csv` and
-//! `sysbench-tps.png` in `--out-dir`.
+//! peak memory and anonymous memory during the measured phase, the restart time.
+//!
+//! Per transaction, for every engine (issue 18: how the field compares engines, CPU/query,
+//! rKB/query, wKB/query): the server's CPU in microseconds (utime + stime of mariadbd over
+//! the run), the KiB it read and wrote (`read_bytes` / `write_bytes` of `/proc/<pid>/io`:
+//! storage I/O, not page-cache hits), each divided by the run's transactions; the block cache
+//! hit rate (InnoDB: its buffer pool's) and, for the LSM engines, the bloom filter checks
+//! per transaction and the share that ruled the key out, from the status variables read
+//! around each run (`riptide_bench_harness::CacheCounters`); and the space amplification
+//! after the load and at the end: engine files over the logical data (196 bytes a row:
+//! id, k, c and pad, plus the k index entry). All of it goes into
+//! `results.md`, `results.csv`, `runs.csv`, `engines.csv`, `sysbench-tps.png` and
+//! `sysbench-cpu.png` (server CPU per transaction) in `--out-dir`.
 
 mod report;
 mod sysbench;
@@ -40,8 +50,8 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use indicatif::ProgressBar;
 use riptide_bench_harness::{
-    Bench, Engine, Lab, ServerArgs, command_line, engine_bytes, note, out_dir, started, steps_bar,
-    tail,
+    Bench, CacheCounters, Engine, Lab, ServerArgs, command_line, engine_bytes, note, num, out_dir,
+    started, steps_bar, tail,
 };
 
 use report::{Cell, EngineResult, Setup};
@@ -192,7 +202,8 @@ fn real_main() -> Result<bool> {
     let md = report::markdown(&ctx.setup, &results);
     println!("{md}");
     eprintln!(
-        "results: {} (results.md, results.csv, runs.csv, engines.csv, sysbench-tps.png); \
+        "results: {} (results.md, results.csv, runs.csv, engines.csv, sysbench-tps.png, \
+         sysbench-cpu.png); \
          server logs and sysbench output in {}",
         out_dir.display(),
         ctx.lab.work_dir.display()
@@ -224,7 +235,22 @@ fn write_outputs(setup: &Setup, results: &[EngineResult], out: &Path) -> Result<
         setup.conditions.chart_suffix(),
         if setup.quick { " (quick)" } else { "" }
     );
-    riptide_chart::relative_bars(&out.join("sysbench-tps.png"), &title, base, &groups)
+    riptide_chart::relative_bars(&out.join("sysbench-tps.png"), &title, "TPS", base, &groups)?;
+    let cpu_title = format!(
+        "sysbench server CPU per transaction (lower is cheaper), {} x {} rows{}{}",
+        setup.tables,
+        setup.table_size,
+        setup.conditions.chart_suffix(),
+        if setup.quick { " (quick)" } else { "" }
+    );
+    let cpu = report::cpu_chart_groups(setup, results);
+    riptide_chart::relative_bars(
+        &out.join("sysbench-cpu.png"),
+        &cpu_title,
+        "server CPU per transaction",
+        base,
+        &cpu,
+    )
 }
 
 /// One engine: fresh data directory and cgroup, server, load, workloads, sizes, shutdown.
@@ -304,14 +330,37 @@ fn serve(s: &Setup, bench: &mut Bench<'_>, pb: &ProgressBar, res: &mut EngineRes
         });
         for i in 1..=s.runs {
             pb.set_message(format!("{name}: {w} run {i}/{}", s.runs));
-            let r = target
+            let server_before = bench.server.counters();
+            let cache_before = CacheCounters::read(&bench.server, engine);
+            let mut r = target
                 .run(w, s.time, &format!("run {i}"))
                 .map_err(|e| bench.explain(e))?;
+            r.server = bench
+                .server
+                .counters()
+                .zip(server_before)
+                .map(|(after, before)| after.since(&before));
+            r.cache = match (CacheCounters::read(&bench.server, engine), cache_before) {
+                (Ok(after), Ok(before)) => Some(after.since(&before)),
+                (Err(e), _) | (_, Err(e)) => {
+                    note(
+                        pb,
+                        format!("{name}: could not read the cache counters: {e:#}"),
+                    );
+                    None
+                }
+            };
             note(
                 pb,
                 format!(
-                    "{name} {w} run {i}: {:.0} TPS, p95 {:.2} ms, p99 {:.2} ms",
-                    r.tps, r.p95_ms, r.p99_ms
+                    "{name} {w} run {i}: {:.0} TPS, p95 {:.2} ms, p99 {:.2} ms, {} us CPU, \
+                     {} KiB read, {} KiB written per transaction",
+                    r.tps,
+                    r.p95_ms,
+                    r.p99_ms,
+                    num(r.cpu_us_per_txn()),
+                    num(r.kib_read_per_txn()),
+                    num(r.kib_written_per_txn())
                 ),
             );
             if let Some(cell) = res.cells.last_mut() {
@@ -321,6 +370,20 @@ fn serve(s: &Setup, bench: &mut Bench<'_>, pb: &ProgressBar, res: &mut EngineRes
             pb.inc(1);
         }
     }
+    res.rows_end = Some(count_rows(bench, s.tables)?);
     bench.finished("sbtest");
     Ok(())
+}
+
+/// The rows of the sbtest tables now (oltp_insert adds rows), for the space amplification at
+/// the end; counted after the last measured run.
+fn count_rows(bench: &Bench<'_>, tables: u64) -> Result<u64> {
+    let sum = (1..=tables)
+        .map(|t| format!("(SELECT COUNT(*) FROM sbtest.sbtest{t})"))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let out = bench.server.sql(&format!("SELECT {sum}"))?;
+    out.trim()
+        .parse()
+        .with_context(|| format!("counting the rows of the sbtest tables: got {out:?}"))
 }

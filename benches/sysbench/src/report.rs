@@ -44,6 +44,49 @@ impl Cell {
     pub fn errors(&self) -> Option<f64> {
         self.median_of(|r| r.errors_per_s)
     }
+    /// The median of `f` over the runs that have it (None when none has).
+    fn median_some(&self, f: impl Fn(&RunResult) -> Option<f64>) -> Option<f64> {
+        median(&self.runs.iter().filter_map(f).collect::<Vec<_>>())
+    }
+    /// Median server CPU per transaction (microseconds).
+    pub fn cpu_us(&self) -> Option<f64> {
+        self.median_some(RunResult::cpu_us_per_txn)
+    }
+    /// Median KiB read from storage per transaction.
+    pub fn kib_read(&self) -> Option<f64> {
+        self.median_some(RunResult::kib_read_per_txn)
+    }
+    /// Median KiB written to storage per transaction.
+    pub fn kib_written(&self) -> Option<f64> {
+        self.median_some(RunResult::kib_written_per_txn)
+    }
+    /// Median block cache hit rate.
+    pub fn hit_rate(&self) -> Option<f64> {
+        self.median_some(RunResult::cache_hit_rate)
+    }
+    /// Median share of bloom filter checks that ruled the key out.
+    pub fn bloom_useful(&self) -> Option<f64> {
+        self.median_some(RunResult::bloom_useful_rate)
+    }
+    /// Median bloom filter checks per transaction.
+    pub fn bloom_checks(&self) -> Option<f64> {
+        self.median_some(RunResult::bloom_checks_per_txn)
+    }
+}
+
+/// Logical bytes of one sysbench row, what space amplification divides the engine files by:
+/// `id` INT (4) + `k` INT (4) + `c` CHAR(120) + `pad` CHAR(60), and its `k` index entry
+/// (k and id, 8).
+pub const LOGICAL_ROW_BYTES: u64 = 4 + 4 + 120 + 60 + 8;
+
+/// `bytes` of engine files over the logical data of `rows` rows.
+fn space_amplification(bytes: u64, rows: u64) -> Option<f64> {
+    (bytes > 0 && rows > 0).then(|| bytes as f64 / (rows * LOGICAL_ROW_BYTES) as f64)
+}
+
+/// A share as a percentage with one decimal, or a dash.
+fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{:.1}%", v * 100.0))
 }
 
 /// Everything measured on one engine.
@@ -52,6 +95,8 @@ pub struct EngineResult {
     pub record: EngineRecord,
     /// One cell per workload run.
     pub cells: Vec<Cell>,
+    /// The rows of the tables after the last workload (for the space amplification).
+    pub rows_end: Option<u64>,
 }
 
 impl EngineResult {
@@ -60,6 +105,7 @@ impl EngineResult {
         EngineResult {
             record: EngineRecord::new(engine),
             cells: Vec::new(),
+            rows_end: None,
         }
     }
 
@@ -172,6 +218,50 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         },
     );
 
+    let _ = writeln!(
+        s,
+        "\n## Cost per transaction (median of the runs)\n\nServer CPU = utime + stime of \
+         mariadbd, KiB read / written = its `read_bytes` / `write_bytes` (/proc/<pid>/io: \
+         storage I/O, page-cache hits not counted), over each measured run, divided by the \
+         run's transactions. Ratios are Riptide's figure over the peer's: below 1 is cheaper."
+    );
+    for (title, f) in [
+        (
+            "server CPU us per transaction",
+            Cell::cpu_us as fn(&Cell) -> Option<f64>,
+        ),
+        ("KiB read per transaction", Cell::kib_read),
+        ("KiB written per transaction", Cell::kib_written),
+    ] {
+        let _ = writeln!(s, "\n### {title}\n");
+        let table: Vec<(String, Vec<Option<f64>>)> = setup
+            .workloads
+            .iter()
+            .map(|w| {
+                (
+                    w.clone(),
+                    results.iter().map(|r| r.cell(w).and_then(f)).collect(),
+                )
+            })
+            .collect();
+        engine_table(&mut s, "workload", &engines, &table, num);
+    }
+    pair_table(
+        &mut s,
+        &setup.workloads,
+        results,
+        "Caches (median of the runs): block cache hit rate and bloom filter checks that \
+         ruled the key out (InnoDB: buffer pool hit rate, no bloom filters)",
+        "hit rate / bloom useful",
+        |c| {
+            (
+                percent(c.and_then(Cell::hit_rate)),
+                percent(c.and_then(Cell::bloom_useful)),
+            )
+        },
+    );
+    space_section(&mut s, setup, results);
+
     let records: Vec<&EngineRecord> = results.iter().map(|r| &r.record).collect();
     footprint_section(
         &mut s,
@@ -187,6 +277,33 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     );
     settings_and_failures(&mut s, &records);
     s
+}
+
+/// Appends the space amplification of each engine after the load and at the end.
+fn space_section(s: &mut String, setup: &Setup, results: &[EngineResult]) {
+    let loaded_rows = setup.tables * setup.table_size;
+    let _ = writeln!(
+        s,
+        "\n## Space amplification\n\nEngine files over the logical data ({LOGICAL_ROW_BYTES} \
+         bytes a row: id, k, c and pad, plus the k index entry), after the load ({loaded_rows} \
+         rows) and at the end (the rows counted after the last workload).\n\n| engine | after \
+         the load | at the end | rows at the end |\n|---|---:|---:|---:|"
+    );
+    for r in results {
+        let f = &r.record.footprint;
+        let fmt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}x"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            r.engine().display(),
+            fmt(space_amplification(f.engine_bytes_loaded, loaded_rows)),
+            fmt(r
+                .rows_end
+                .and_then(|n| space_amplification(f.engine_bytes_end, n))),
+            r.rows_end
+                .map_or_else(|| "-".to_string(), |n| n.to_string())
+        );
+    }
 }
 
 /// Appends a section `title` with one row per workload and one "a / b" column per engine,
@@ -235,13 +352,15 @@ fn rule_for(results: &[EngineResult]) -> String {
 pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
     let mut s = String::from(
         "engine,workload,runs,tps_median,p95_ms_median,p99_ms_median,worst_second_tps,\
-         errors_per_s_median,tables,table_size,threads,seconds,capped,durable\n",
+         errors_per_s_median,tables,table_size,threads,seconds,capped,durable,\
+         cpu_us_per_txn_median,kib_read_per_txn_median,kib_written_per_txn_median,\
+         cache_hit_rate_median,bloom_useful_rate_median,bloom_checks_per_txn_median\n",
     );
     for r in results {
         for c in &r.cells {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.engine().name(),
                 c.workload,
                 c.runs.len(),
@@ -255,7 +374,13 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
                 setup.threads,
                 setup.time,
                 setup.conditions.cap.is_some(),
-                setup.conditions.budget.durable
+                setup.conditions.budget.durable,
+                opt(c.cpu_us()),
+                opt(c.kib_read()),
+                opt(c.kib_written()),
+                opt(c.hit_rate()),
+                opt(c.bloom_useful()),
+                opt(c.bloom_checks())
             );
         }
     }
@@ -265,14 +390,19 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
 /// `runs.csv`: every measured run.
 pub fn runs_csv(results: &[EngineResult]) -> String {
     let mut s = String::from(
-        "engine,workload,run,tps,p95_ms,p99_ms,sysbench_p95_ms,worst_second_tps,errors_per_s\n",
+        "engine,workload,run,tps,p95_ms,p99_ms,sysbench_p95_ms,worst_second_tps,errors_per_s,\
+         transactions,server_cpu_seconds,server_read_bytes,server_write_bytes,cache_hits,\
+         cache_misses,bloom_checks,bloom_useful\n",
     );
+    let count = |v: Option<u64>| v.map_or_else(String::new, |v| v.to_string());
     for r in results {
         for c in &r.cells {
             for (i, run) in c.runs.iter().enumerate() {
+                let server = run.server;
+                let cache = run.cache.unwrap_or_default();
                 let _ = writeln!(
                     s,
-                    "{},{},{},{:.3},{:.3},{:.3},{:.3},{},{:.3}",
+                    "{},{},{},{:.3},{:.3},{:.3},{:.3},{},{:.3},{},{},{},{},{},{},{},{}",
                     r.engine().name(),
                     c.workload,
                     i + 1,
@@ -281,7 +411,15 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
                     run.p99_ms,
                     run.sysbench_p95_ms,
                     opt(run.worst_second_tps),
-                    run.errors_per_s
+                    run.errors_per_s,
+                    run.transactions,
+                    server.map_or_else(String::new, |p| format!("{:.3}", p.cpu_seconds)),
+                    count(server.map(|p| p.read_bytes)),
+                    count(server.map(|p| p.write_bytes)),
+                    count(cache.hits),
+                    count(cache.misses),
+                    count(cache.bloom_checked),
+                    count(cache.bloom_useful)
                 );
             }
         }
@@ -295,15 +433,29 @@ pub fn engines_csv(setup: &Setup, results: &[EngineResult]) -> String {
     footprint_csv(&records, setup.conditions.cap)
 }
 
-/// The chart's groups: per workload, (engine display name, median TPS).
+/// The TPS chart's groups: per workload, (engine display name, median TPS).
 pub fn chart_groups(setup: &Setup, results: &[EngineResult]) -> Vec<riptide_chart::Group> {
+    groups_of(setup, results, Cell::tps)
+}
+
+/// The CPU chart's groups: per workload, (engine display name, median server CPU in
+/// microseconds per transaction).
+pub fn cpu_chart_groups(setup: &Setup, results: &[EngineResult]) -> Vec<riptide_chart::Group> {
+    groups_of(setup, results, Cell::cpu_us)
+}
+
+fn groups_of(
+    setup: &Setup,
+    results: &[EngineResult],
+    f: impl Fn(&Cell) -> Option<f64>,
+) -> Vec<riptide_chart::Group> {
     setup
         .workloads
         .iter()
         .map(|w| {
             let vals = results
                 .iter()
-                .filter_map(|r| Some((r.engine().display().to_string(), r.cell(w)?.tps()?)))
+                .filter_map(|r| Some((r.engine().display().to_string(), f(r.cell(w)?)?)))
                 .collect();
             (w.trim_start_matches("oltp_").to_string(), vals)
         })
@@ -323,6 +475,13 @@ mod tests {
             sysbench_p95_ms: 1.0,
             worst_second_tps: Some(tps / 2.0),
             errors_per_s: 0.0,
+            transactions: (tps * 10.0) as u64,
+            server: Some(riptide_bench_harness::ProcessCounters {
+                cpu_seconds: tps * 10.0 * 250e-6,
+                write_bytes: (tps * 10.0) as u64 * 1024,
+                read_bytes: 0,
+            }),
+            cache: None,
         }
     }
 
@@ -361,7 +520,24 @@ mod tests {
             workload: "oltp_point_select".into(),
             runs: vec![run(100.0)],
         });
+        a.rows_end = Some(20);
+        a.record.footprint.engine_bytes_loaded = 20 * LOGICAL_ROW_BYTES * 3;
+        a.record.footprint.engine_bytes_end = 20 * LOGICAL_ROW_BYTES * 2;
         let md = markdown(&setup, &[a, b]);
+        // 250 us of server CPU and 1 KiB written per transaction on both.
+        assert!(
+            md.contains(
+                "### server CPU us per transaction\n\n| workload | Riptide | InnoDB | Riptide / \
+                 InnoDB |\n|---|---:|---:|---:|\n| oltp_point_select | 250 | 250 | 1.00x |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| oltp_point_select | 1.0 | 1.0 | 1.00x |"),
+            "{md}"
+        );
+        assert!(md.contains("| Riptide | 3.00x | 2.00x | 20 |"), "{md}");
+        assert!(md.contains("| InnoDB | - | - | - |"), "{md}");
         assert!(
             md.contains("| oltp_point_select | 300 | 100 | 3.00x |"),
             "{md}"

@@ -14,6 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use riptide_bench_harness::{CacheCounters, ProcessCounters};
 
 /// What every sysbench command of one engine shares.
 pub struct Target {
@@ -48,6 +49,44 @@ pub struct RunResult {
     pub worst_second_tps: Option<f64>,
     /// Ignored errors (deadlocks, lock wait timeouts) per second.
     pub errors_per_s: f64,
+    /// Transactions the run committed (sysbench's `transactions:` count).
+    pub transactions: u64,
+    /// What the server process used during the run (CPU, bytes read and written), when it
+    /// could be read.
+    pub server: Option<ProcessCounters>,
+    /// What the engine's cache and bloom filters did during the run.
+    pub cache: Option<CacheCounters>,
+}
+
+impl RunResult {
+    /// `v` divided by the run's transactions (None without any).
+    fn per_transaction(&self, v: f64) -> Option<f64> {
+        (self.transactions > 0).then(|| v / self.transactions as f64)
+    }
+    /// Server CPU (user + system) per transaction, in microseconds.
+    pub fn cpu_us_per_txn(&self) -> Option<f64> {
+        self.per_transaction(self.server?.cpu_seconds * 1e6)
+    }
+    /// KiB the server read from storage per transaction (page-cache hits do not count).
+    pub fn kib_read_per_txn(&self) -> Option<f64> {
+        self.per_transaction(self.server?.read_bytes as f64 / 1024.0)
+    }
+    /// KiB the server wrote to storage per transaction.
+    pub fn kib_written_per_txn(&self) -> Option<f64> {
+        self.per_transaction(self.server?.write_bytes as f64 / 1024.0)
+    }
+    /// Share of the engine's block lookups its cache served during the run.
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        self.cache?.hit_rate()
+    }
+    /// Share of the run's bloom filter checks that ruled the key out.
+    pub fn bloom_useful_rate(&self) -> Option<f64> {
+        self.cache?.bloom_useful_rate()
+    }
+    /// Bloom filter checks per transaction.
+    pub fn bloom_checks_per_txn(&self) -> Option<f64> {
+        self.per_transaction(self.cache?.bloom_checked? as f64)
+    }
 }
 
 impl Target {
@@ -166,6 +205,7 @@ pub fn percentile(buckets: &[(f64, u64)], pct: f64) -> Option<f64> {
 /// --report-interval=1`).
 pub fn parse(out: &str) -> Result<RunResult> {
     let mut tps = None;
+    let mut transactions = None;
     let mut errors_per_s = 0.0;
     let mut sysbench_p95 = None;
     let mut worst: Option<f64> = None;
@@ -174,6 +214,7 @@ pub fn parse(out: &str) -> Result<RunResult> {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("transactions:") {
             tps = per_sec(rest);
+            transactions = rest.split_whitespace().next().and_then(|n| n.parse().ok());
         } else if let Some(rest) = t.strip_prefix("ignored errors:") {
             errors_per_s = per_sec(rest).unwrap_or(0.0);
         } else if let Some(rest) = t.strip_prefix("95th percentile:") {
@@ -211,6 +252,9 @@ pub fn parse(out: &str) -> Result<RunResult> {
         sysbench_p95_ms: sysbench_p95.unwrap_or(f64::NAN),
         worst_second_tps: worst,
         errors_per_s,
+        transactions: transactions.unwrap_or(0),
+        server: None,
+        cache: None,
     })
 }
 
@@ -279,6 +323,29 @@ Latency (ms):
         assert_eq!(r.p99_ms, 3.0);
         assert_eq!(r.worst_second_tps, Some(1200.5));
         assert_eq!(r.errors_per_s, 1.0);
+        assert_eq!(r.transactions, 2700);
+        // Per-transaction figures need the server's counters, which the caller adds.
+        assert_eq!(r.cpu_us_per_txn(), None);
+        let measured = RunResult {
+            server: Some(ProcessCounters {
+                cpu_seconds: 2.7,
+                write_bytes: 2700 * 2048,
+                read_bytes: 2700 * 512,
+            }),
+            cache: Some(CacheCounters {
+                hits: Some(900),
+                misses: Some(100),
+                bloom_checked: Some(5400),
+                bloom_useful: Some(2700),
+            }),
+            ..r
+        };
+        assert_eq!(measured.cpu_us_per_txn(), Some(1000.0));
+        assert_eq!(measured.kib_written_per_txn(), Some(2.0));
+        assert_eq!(measured.kib_read_per_txn(), Some(0.5));
+        assert_eq!(measured.cache_hit_rate(), Some(0.9));
+        assert_eq!(measured.bloom_useful_rate(), Some(0.5));
+        assert_eq!(measured.bloom_checks_per_txn(), Some(2.0));
         Ok(())
     }
 
