@@ -147,11 +147,7 @@ impl Options {
     /// `memtable_prefix_bloom_size_ratio` with `memtable_whole_key_filtering`, off by default
     /// there). At most 0.25.
     pub fn memtable_bloom_size_ratio(mut self, ratio: f64) -> Self {
-        self.memtable_bloom_size_ratio = if ratio.is_finite() {
-            ratio.clamp(0.0, 0.25)
-        } else {
-            0.0
-        };
+        self.memtable_bloom_size_ratio = clamped_ratio(ratio, 0.25, 0.0);
         self
     }
 
@@ -399,11 +395,7 @@ impl Options {
     /// is over its target, so deletes do not slow scans down. Default 0.5; 0 disables.
     /// (RocksDB offers this as `CompactOnDeletionCollector`.)
     pub fn tombstone_ratio_trigger(mut self, ratio: f64) -> Self {
-        self.tombstone_ratio_trigger = if ratio.is_finite() {
-            ratio.clamp(0.0, 1.0)
-        } else {
-            0.5
-        };
+        self.tombstone_ratio_trigger = clamped_ratio(ratio, 1.0, 0.5);
         self
     }
 
@@ -563,5 +555,35 @@ impl<'a> ReadOptions<'a> {
     pub fn upper_bound(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.upper_bound = Some(key.into());
         self
+    }
+}
+
+/// `ratio` within `0.0..=max`, or `fallback` when it is not a number (NaN, infinite): what
+/// the ratio setters store.
+fn clamped_ratio(ratio: f64, max: f64, fallback: f64) -> f64 {
+    if ratio.is_finite() {
+        ratio.clamp(0.0, max)
+    } else {
+        fallback
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_setters_clamp_and_replace_what_is_not_a_number() {
+        let o = Options::default()
+            .memtable_bloom_size_ratio(0.5)
+            .tombstone_ratio_trigger(-1.0);
+        assert_eq!(o.memtable_bloom_size_ratio, 0.25);
+        assert_eq!(o.tombstone_ratio_trigger, 0.0);
+        let o = Options::default()
+            .memtable_bloom_size_ratio(f64::NAN)
+            .tombstone_ratio_trigger(f64::INFINITY);
+        assert_eq!(o.memtable_bloom_size_ratio, 0.0);
+        assert_eq!(o.tombstone_ratio_trigger, 0.5);
+        assert_eq!(clamped_ratio(0.1, 0.25, 0.0), 0.1);
     }
 }
