@@ -60,12 +60,32 @@ fn table_filter_is_on_user_keys() {
     assert_eq!(t.get(b"nope", 100).unwrap(), None);
     assert!(t.stats().filter_skips <= before + 1);
 
+    // The thread's bloom counts: every lookup checks the filter once; a present key is never
+    // ruled out, and of 1,000 absent ones all but the false positives are.
+    let checks = riptide_sstable::bloom_checks_by_gets();
+    assert!(t.get(b"user000007", 100).unwrap().is_some());
+    let present = riptide_sstable::bloom_checks_by_gets().since(checks);
+    assert_eq!((present.checked, present.useful), (1, 0));
+    let checks = riptide_sstable::bloom_checks_by_gets();
+    for i in 0..1000u32 {
+        assert_eq!(t.get(format!("gone{i:06}").as_bytes(), 100).unwrap(), None);
+    }
+    let absent = riptide_sstable::bloom_checks_by_gets().since(checks);
+    assert_eq!(absent.checked, 1000);
+    assert!(absent.useful >= 975 && absent.useful <= 1000, "{absent:?}");
+
     let off = TableOptions {
         bloom_bits_per_key: 0,
         ..TableOptions::default()
     };
     let t = common::build(dir.path(), "off.sst", &entries, off, None);
     assert!(t.may_contain(b"anything at all"));
+    // Without a filter nothing is checked.
+    let checks = riptide_sstable::bloom_checks_by_gets();
     assert_eq!(t.get(b"nope", 100).unwrap(), None);
+    assert_eq!(
+        riptide_sstable::bloom_checks_by_gets().since(checks),
+        riptide_sstable::BloomChecks::default()
+    );
     assert_eq!(t.get(b"user000005", 100).unwrap().unwrap().seqno, 9);
 }
