@@ -19,7 +19,7 @@ pub struct Cell {
 
 impl Cell {
     fn median_of(&self, f: impl Fn(&RunResult) -> f64) -> Option<f64> {
-        median(&self.runs.iter().map(f).collect::<Vec<_>>())
+        self.median_some(|r| Some(f(r)))
     }
     /// Median TPS.
     pub fn tps(&self) -> Option<f64> {
