@@ -4,6 +4,7 @@
 //! * [`edit`]: the persisted state ([`ManifestState`]) and its changes ([`VersionEdit`]).
 //! * [`manifest`]: the MANIFEST file, replaced atomically (byte format in `FORMAT.md`).
 //! * [`table_handle`]: an open table shared by versions, deleted once obsolete and unused.
+//! * [`level_iter`]: one cursor over a level's sorted run of tables ([`LevelIterator`]).
 //! * [`version`]: immutable [`Version`]s and the [`VersionSet`] that installs edits.
 //! * [`gc`]: which versions a flush or compaction may drop.
 //! * [`flush`]: memtable to L0 table.
@@ -41,6 +42,7 @@ pub mod flush;
 pub mod fsutil;
 pub mod gc;
 pub mod job;
+pub mod level_iter;
 pub mod manifest;
 pub mod manual;
 pub mod options;
@@ -62,6 +64,7 @@ pub use file_meta::{FileMeta, table_file_name, table_file_path};
 pub use flush::{FlushOutput, TombstoneCoalescing, flush_memtable, flush_memtable_coalescing};
 pub use gc::{GcStats, RangeDelAggregator, copy_with_gc, copy_with_gc_and_range_dels};
 pub use job::{CompactionJob, CompactionReason, is_bottommost};
+pub use level_iter::LevelIterator;
 pub use manifest::manifest_path;
 pub use manual::{ManualCompaction, ManualStep};
 pub use options::{LevelOptions, MIN_YOUNG_FILE_SIZE, YOUNG_TREE_FILES};

@@ -9,7 +9,7 @@ use riptide_common::key::{MAX_SEQNO, seek_key, user_key};
 use riptide_common::merge::MergingIterator;
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{BoxedIterator, CfId, InternalIterator, Result, SeqNo, ValueKind};
-use riptide_compaction::{TableHandle, Version};
+use riptide_compaction::{LevelIterator, TableHandle, Version};
 use riptide_memtable::Memtable;
 use riptide_sstable::Table;
 
@@ -414,9 +414,11 @@ impl CfView {
     }
 
     /// [`CfView::merged_iter`] for an iterator that never leaves [`lower`, `upper`): the
-    /// tables whose key range (range tombstones included) lies wholly outside are left out,
-    /// so a seek does not open, search and read a block of every table of the column family
-    /// (a short range touches one table per level, not all of them).
+    /// tables whose key range (range tombstones included) lies wholly outside are left out.
+    /// Each L0 table within is a child of the merge; each deeper level's run within is one
+    /// child, a [`LevelIterator`] that opens and seeks only the table holding the target, so
+    /// a seek costs one table seek per level however many tables the bounds span (an index
+    /// of a big MariaDB table spans hundreds of tables of its level).
     pub(crate) fn merged_iter_within(
         &self,
         lower: Option<&[u8]>,
@@ -427,10 +429,48 @@ impl CfView {
         for m in &self.imms {
             children.push(Box::new(m.iter()));
         }
-        for handle in self.tables_within(lower, upper) {
+        let mut levels = self.levels().iter();
+        for handle in levels
+            .next()
+            .into_iter()
+            .flat_map(|l0| Self::l0_within(l0, lower, upper))
+        {
             children.push(Box::new(handle.iter()));
         }
+        for level in levels {
+            match Self::run_within(level, lower, upper) {
+                [] => {}
+                [one] => children.push(Box::new(one.iter())),
+                run => children.push(Box::new(LevelIterator::new(run.to_vec()))),
+            }
+        }
         MergingIterator::new(children)
+    }
+
+    /// The L0 tables (`l0`, newest first) that may hold keys in [`lower`, `upper`).
+    fn l0_within<'a>(
+        l0: &'a [Arc<TableHandle>],
+        lower: Option<&'a [u8]>,
+        upper: Option<&'a [u8]>,
+    ) -> impl Iterator<Item = &'a Arc<TableHandle>> + 'a {
+        l0.iter().filter(move |h| {
+            lower.is_none_or(|l| !h.meta.ends_before(l))
+                && upper.is_none_or(|u| h.meta.smallest_user_key() < u)
+        })
+    }
+
+    /// The run of a sorted, non-overlapping `level` that may hold keys in [`lower`,
+    /// `upper`), found by binary search at both ends (a level holds hundreds of tables).
+    fn run_within<'a>(
+        level: &'a [Arc<TableHandle>],
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> &'a [Arc<TableHandle>] {
+        let first = lower.map_or(0, |l| level.partition_point(|h| h.meta.ends_before(l)));
+        let end = upper.map_or(level.len(), |u| {
+            level.partition_point(|h| h.meta.smallest_user_key() < u)
+        });
+        level.get(first..end.max(first)).unwrap_or_default()
     }
 
     /// The tables that may hold keys in [`lower`, `upper`) (`None`: unbounded), newest level
@@ -443,22 +483,12 @@ impl CfView {
         lower: Option<&'a [u8]>,
         upper: Option<&'a [u8]>,
     ) -> impl Iterator<Item = &'a Arc<TableHandle>> + 'a {
-        let ends_before_lower = move |h: &TableHandle| lower.is_some_and(|l| h.meta.ends_before(l));
-        let starts_past_upper =
-            move |h: &TableHandle| upper.is_some_and(|u| h.meta.smallest_user_key() >= u);
         let mut levels = self.levels().iter();
         let l0 = levels
             .next()
             .into_iter()
-            .flatten()
-            .filter(move |h| !ends_before_lower(h) && !starts_past_upper(h));
-        let sorted = levels.flat_map(move |level| {
-            let first = level.partition_point(|h| ends_before_lower(h));
-            level
-                .iter()
-                .skip(first)
-                .take_while(move |h| !starts_past_upper(h))
-        });
+            .flat_map(move |l0| Self::l0_within(l0, lower, upper));
+        let sorted = levels.flat_map(move |level| Self::run_within(level, lower, upper));
         l0.chain(sorted)
     }
 }
