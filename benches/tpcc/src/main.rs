@@ -52,7 +52,9 @@
 //! p50, p95 and p99 per transaction type; retries per second; load time; engine files on
 //! disk after the load and at the end; the server's CPU time (utime + stime of `mariadbd`)
 //! and bytes written (`write_bytes` of `/proc/<pid>/io`) per New-Order and per transaction
-//! of any type; the cgroup's peak
+//! of any type, and bytes read from storage (`read_bytes`) per transaction; the block cache
+//! hit rate and the bloom filter checks per transaction and share that ruled the key out,
+//! from each engine's status variables (`riptide_bench_harness::CacheCounters`); the cgroup's peak
 //! memory and the server's peak resident memory. `results.md`, `results.csv`, `runs.csv`,
 //! `latency.csv`, `engines.csv`, `nopm-per-second.csv` and `tpcc-nopm.png` (NOPM per
 //! second of each engine's median run) go to `--out-dir`.
@@ -78,8 +80,8 @@ use clap::Parser;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use mysql::prelude::Queryable as _;
 use riptide_bench_harness::{
-    Bench, Engine, Lab, ProcessCounters, ServerArgs, command_line, note, out_dir, started,
-    steps_bar,
+    Bench, CacheCounters, Engine, Lab, ProcessCounters, ServerArgs, command_line, note, out_dir,
+    started, steps_bar,
 };
 
 use db::Target;
@@ -477,6 +479,7 @@ fn measure(
     let mut conn = target.connect()?;
     let next_before = check::next_o_id_sum(&mut conn)?;
     let before = bench.server.counters();
+    let cache_before = CacheCounters::read(&bench.server, bench.engine);
     let me = std::process::id();
     let driver_before = ProcessCounters::read(me);
     let bar = phase_bar(mp, seconds, "s");
@@ -486,6 +489,17 @@ fn measure(
     let (tally, elapsed) = outcome.map_err(|e| bench.explain(e))?;
     let after = bench.server.counters();
     let server = before.zip(after).map(|(b, a)| a.since(&b));
+    let cache = match (
+        CacheCounters::read(&bench.server, bench.engine),
+        cache_before,
+    ) {
+        (Ok(after), Ok(before)) => Some(after.since(&before)),
+        (Err(e), _) | (_, Err(e)) => {
+            let engine = bench.engine.display();
+            mp.suspend(|| eprintln!("{engine}: could not read the cache counters: {e:#}"));
+            None
+        }
+    };
     let driver = driver_before
         .zip(ProcessCounters::read(me))
         .map(|(b, a)| a.since(&b));
@@ -510,6 +524,7 @@ fn measure(
         tally,
         server,
         driver,
+        cache,
         failures,
     })
 }

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use riptide_bench_harness::{
-    Conditions, Engine, EngineRecord, ProcessCounters, Wording, engine_table, footprint_section,
-    median, ms, num, opt, settings_and_failures,
+    CacheCounters, Conditions, Engine, EngineRecord, ProcessCounters, Wording, engine_table,
+    footprint_section, median, ms, num, opt, settings_and_failures,
 };
 
 use crate::mix::{Kind, Mix};
@@ -21,6 +21,8 @@ pub struct RunResult {
     pub server: Option<ProcessCounters>,
     /// The driver's own CPU time during the run (it shares the machine with the server).
     pub driver: Option<ProcessCounters>,
+    /// The server's block cache and bloom filter counters over the run (None if unreadable).
+    pub cache: Option<CacheCounters>,
     /// The consistency check after the run: its failures (empty: passed).
     pub failures: Vec<String>,
 }
@@ -68,6 +70,26 @@ impl RunResult {
     /// KiB the server wrote per completed transaction (all types).
     pub fn kib_per_transaction(&self) -> Option<f64> {
         self.per_transaction(self.server?.write_bytes as f64 / 1024.0)
+    }
+
+    /// KiB the server read from storage (not the page cache) per completed transaction.
+    pub fn kib_read_per_transaction(&self) -> Option<f64> {
+        self.per_transaction(self.server?.read_bytes as f64 / 1024.0)
+    }
+
+    /// Share of the run's block lookups the engine's cache served (InnoDB: its buffer pool).
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        self.cache?.hit_rate()
+    }
+
+    /// Share of the run's bloom filter checks that ruled the key out (LSM engines).
+    pub fn bloom_useful_rate(&self) -> Option<f64> {
+        self.cache?.bloom_useful_rate()
+    }
+
+    /// Bloom filter checks per completed transaction (LSM engines).
+    pub fn bloom_checks_per_transaction(&self) -> Option<f64> {
+        self.per_transaction(self.cache?.bloom_checked? as f64)
     }
 
     /// The driver's (this process's) CPU milliseconds per committed New-Order.
@@ -270,6 +292,22 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
             metric(&|r| r.median_of(RunResult::kib_per_transaction)),
         ),
         (
+            "KiB read per transaction (all types)".into(),
+            metric(&|r| r.median_of(RunResult::kib_read_per_transaction)),
+        ),
+        (
+            "block cache hit rate, % (InnoDB: buffer pool)".into(),
+            metric(&|r| r.median_of(|x| x.cache_hit_rate().map(|v| v * 100.0))),
+        ),
+        (
+            "bloom filter checks per transaction".into(),
+            metric(&|r| r.median_of(RunResult::bloom_checks_per_transaction)),
+        ),
+        (
+            "bloom filter checks that ruled the key out, %".into(),
+            metric(&|r| r.median_of(|x| x.bloom_useful_rate().map(|v| v * 100.0))),
+        ),
+        (
             "driver CPU ms per New-Order".into(),
             metric(&|r| r.median_of(RunResult::driver_ms_per_new_order)),
         ),
@@ -281,8 +319,13 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     let _ = writeln!(
         s,
         "\nNOPM of each run: {}. Server CPU = utime + stime of mariadbd (/proc/<pid>/stat), \
-         KiB written = its write_bytes (/proc/<pid>/io), both over the measured run, divided \
-         by the committed New-Orders; driver CPU: the same for this benchmark's own process, \
+         KiB written / read = its write_bytes / read_bytes (/proc/<pid>/io: storage I/O, \
+         page-cache hits not counted), all over the measured run, divided by the committed \
+         New-Orders (or all completed transactions); block cache hit rate and bloom filter \
+         checks from the engine's status variables over the run (Riptide_block_cache_hits / \
+         _misses, Riptide_bloom_filter_checks / _useful; MyRocks' Rocksdb_block_cache_hit / \
+         _miss, Rocksdb_bloom_filter_full_positive + _useful; InnoDB's buffer pool read \
+         requests and reads); driver CPU: the same for this benchmark's own process, \
          which shares the machine's cores with the server.",
         results
             .iter()
@@ -404,12 +447,14 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
     let mut s = String::from(
         "engine,runs,nopm_median,tpm_median,retries_per_s_median,cpu_ms_per_new_order_median,\
          kib_written_per_new_order_median,consistency_failures,warehouses,terminals,seconds,\
-         capped,durable,cpu_ms_per_transaction_median,kib_written_per_transaction_median\n",
+         capped,durable,cpu_ms_per_transaction_median,kib_written_per_transaction_median,\
+         kib_read_per_transaction_median,cache_hit_rate_median,bloom_checks_per_transaction_median,\
+         bloom_useful_rate_median\n",
     );
     for r in results {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.engine().name(),
             r.runs.len(),
             opt(r.median_of(|x| Some(x.nopm()))),
@@ -424,7 +469,11 @@ pub fn results_csv(setup: &Setup, results: &[EngineResult]) -> String {
             setup.conditions.cap.is_some(),
             setup.conditions.budget.durable,
             opt(r.median_of(RunResult::cpu_ms_per_transaction)),
-            opt(r.median_of(RunResult::kib_per_transaction))
+            opt(r.median_of(RunResult::kib_per_transaction)),
+            opt(r.median_of(RunResult::kib_read_per_transaction)),
+            opt(r.median_of(RunResult::cache_hit_rate)),
+            opt(r.median_of(RunResult::bloom_checks_per_transaction)),
+            opt(r.median_of(RunResult::bloom_useful_rate))
         );
     }
     s
@@ -436,14 +485,15 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
         "engine,run,seconds,new_orders,nopm,tpm,completed,deadlocks,lock_waits,retries_per_s,\
          server_cpu_seconds,server_write_bytes,cpu_ms_per_new_order,kib_written_per_new_order,\
          driver_cpu_seconds,consistency_failures,cpu_ms_per_transaction,\
-         kib_written_per_transaction\n",
+         kib_written_per_transaction,server_read_bytes,cache_hits,cache_misses,bloom_checks,\
+         bloom_useful\n",
     );
     for r in results {
         for (i, x) in r.runs.iter().enumerate() {
             let t = &x.tally;
             let _ = writeln!(
                 s,
-                "{},{},{:.3},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{},{},{},{},{}",
+                "{},{},{:.3},{},{:.3},{:.3},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.engine().name(),
                 i + 1,
                 x.seconds,
@@ -462,11 +512,21 @@ pub fn runs_csv(results: &[EngineResult]) -> String {
                 opt(x.driver.map(|c| c.cpu_seconds)),
                 x.failures.len(),
                 opt(x.cpu_ms_per_transaction()),
-                opt(x.kib_per_transaction())
+                opt(x.kib_per_transaction()),
+                count(x.server.map(|c| c.read_bytes)),
+                count(x.cache.and_then(|c| c.hits)),
+                count(x.cache.and_then(|c| c.misses)),
+                count(x.cache.and_then(|c| c.bloom_checked)),
+                count(x.cache.and_then(|c| c.bloom_useful))
             );
         }
     }
     s
+}
+
+/// A counter for a CSV field: empty when unknown.
+fn count(v: Option<u64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
 }
 
 /// `latency.csv`: per engine, run and transaction type the counts and percentiles.
@@ -553,9 +613,15 @@ mod tests {
             server: Some(ProcessCounters {
                 cpu_seconds: new_orders as f64 / 1000.0,
                 write_bytes: new_orders * 2048,
-                read_bytes: 0,
+                read_bytes: new_orders * 512,
             }),
             driver: None,
+            cache: Some(CacheCounters {
+                hits: Some(90),
+                misses: Some(10),
+                bloom_checked: Some(new_orders * 4),
+                bloom_useful: Some(new_orders),
+            }),
             failures: Vec::new(),
         }
     }
@@ -598,7 +664,17 @@ mod tests {
         assert_eq!(r.kib_per_new_order(), Some(2.0));
         assert_eq!(r.cpu_ms_per_transaction(), Some(100.0 / 201.0));
         assert_eq!(r.kib_per_transaction(), Some(200.0 / 201.0));
+        assert_eq!(r.kib_read_per_transaction(), Some(50.0 / 201.0));
+        assert_eq!(r.cache_hit_rate(), Some(0.9));
+        assert_eq!(r.bloom_checks_per_transaction(), Some(400.0 / 201.0));
+        assert_eq!(r.bloom_useful_rate(), Some(0.25));
         assert_eq!(r.nopm_per_second(), vec![3000.0, 3000.0]);
+        let unknown = RunResult {
+            cache: None,
+            ..run(100, 2.0)
+        };
+        assert_eq!(unknown.cache_hit_rate(), None);
+        assert_eq!(unknown.bloom_checks_per_transaction(), None);
     }
 
     #[test]
@@ -621,6 +697,10 @@ mod tests {
         assert!(md.contains("- Riptide: after run 3: consistency condition 1"));
         assert!(md.contains("NOPM of each run: Riptide 9000 / 3000 / 6000; InnoDB 3000."));
         assert!(md.contains("**NO memory cap**"));
+        assert!(
+            md.contains("| block cache hit rate, % (InnoDB: buffer pool) | 90.0 | 90.0 | 1.00x |"),
+            "{md}"
+        );
         let results = [EngineResult::new(Engine::Rocksdb)];
         assert!(results_csv(&setup(), &results).lines().count() == 2);
     }
@@ -644,6 +724,14 @@ mod tests {
                 assert_eq!(cells.len(), header.len(), "{csv}");
                 let cpu: f64 = cells[per_txn].parse().expect("a number");
                 assert!((cpu - 100.0 / 201.0).abs() < 1e-3, "{csv}");
+                let hit = header
+                    .iter()
+                    .position(|h| h.starts_with("cache_hit") || *h == "cache_hits");
+                let hit = cells[hit.expect("a cache column")];
+                assert!(
+                    hit == "0.9" || hit == "90" || hit.starts_with("0.9"),
+                    "{csv}"
+                );
             }
         }
     }
