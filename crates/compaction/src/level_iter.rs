@@ -46,11 +46,6 @@ impl LevelIterator {
         }
     }
 
-    /// Number of tables in the run.
-    pub fn num_tables(&self) -> usize {
-        self.tables.len()
-    }
-
     /// The iterator of table `index`, reusing the one the cursor holds when it is that
     /// table's. `None` past either end of the run.
     fn table_iter(&mut self, index: usize) -> Option<&mut HandleIterator> {

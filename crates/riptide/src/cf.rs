@@ -419,7 +419,7 @@ impl CfView {
     /// child, a [`LevelIterator`] that opens and seeks only the table holding the target, so
     /// a seek costs one table seek per level however many tables the bounds span (the
     /// handler bounds an iterator by a whole index, and a big index spans many tables of a
-    /// level: TPC-C's stock at 42 warehouses, some twenty).
+    /// level: TPC-C's stock at 42 warehouses, some twenty by its row sizes).
     pub(crate) fn merged_iter_within(
         &self,
         lower: Option<&[u8]>,
