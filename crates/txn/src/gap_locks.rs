@@ -41,7 +41,7 @@ use riptide_common::{CfId, Error, ErrorKind, Result};
 use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::lock_manager::TxnId;
-use crate::wait_for::{Deadlock, WaitForGraph};
+use crate::wait_for::{DeadlockFound, WaitForGraph};
 
 /// The id of one gap lock, unique within its lock manager.
 pub type GapLockId = u64;
@@ -405,7 +405,8 @@ impl GapTable {
             if let Some(graph) = graph
                 && blockers != recorded
             {
-                match graph.wait(txn, &blockers) {
+                let wants = || format!("an insert into a locked gap at {}", KeyFmt { cf, key });
+                match graph.wait(txn, &blockers, wants) {
                     Ok(()) => recorded.clone_from(&blockers),
                     Err(deadlock) => {
                         // The graph already dropped the victim's edges.
@@ -466,7 +467,7 @@ impl GapTable {
     }
 }
 
-fn deadlock_error(txn: TxnId, cf: CfId, key: &[u8], deadlock: Deadlock) -> Error {
+fn deadlock_error(txn: TxnId, cf: CfId, key: &[u8], deadlock: DeadlockFound) -> Error {
     let what = format!(
         "txn {txn} inserts {} into a gap locked by another transaction",
         KeyFmt { cf, key }

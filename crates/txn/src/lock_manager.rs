@@ -42,7 +42,7 @@ use riptide_common::{CfId, Error, ErrorKind, Result};
 use crate::gap_locks::{GapLockId, GapTable};
 use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
-use crate::wait_for::{Deadlock, WaitForGraph};
+use crate::wait_for::{DeadlockFound, WaitForGraph};
 
 /// The id of a transaction, as the lock manager sees it. Unique among live transactions.
 pub type TxnId = u64;
@@ -592,13 +592,16 @@ impl LockManager {
             if let Some(graph) = &self.graph
                 && blockers != recorded
             {
-                match graph.wait(txn, &blockers) {
+                let wants = || format!("{mode} lock on {}", KeyFmt { cf, key });
+                match graph.wait(txn, &blockers, wants) {
                     Ok(()) => recorded.clone_from(&blockers),
                     Err(deadlock) => {
+                        // Describe the blockers before leaving the queue can drop the entry.
+                        let blocked_by = state.describe_blockers(t, &blockers);
                         // The graph already dropped the victim's edges.
                         self.finish_wait(&wait, &mut state, &[], false);
                         state.counters.deadlocks += 1;
-                        return Err(deadlock_error(&wait, deadlock));
+                        return Err(deadlock_error(&wait, deadlock, &blocked_by));
                     }
                 }
             }
@@ -989,9 +992,9 @@ struct Wait<'a> {
     started: Instant,
 }
 
-fn deadlock_error(wait: &Wait<'_>, deadlock: Deadlock) -> Error {
+fn deadlock_error(wait: &Wait<'_>, deadlock: DeadlockFound, blocked_by: &str) -> Error {
     let what = format!(
-        "txn {} wants {} lock on {}",
+        "txn {} wants {} lock on {}, {blocked_by}",
         wait.txn,
         wait.mode,
         KeyFmt {

@@ -25,9 +25,20 @@ pub(crate) enum Deadlock {
     TooDeep(Vec<TxnId>),
 }
 
-impl Deadlock {
+/// A deadlock a new waiter found: the cycle (or too-long chain) and what each of the other
+/// transactions on it waits for.
+#[derive(Debug)]
+pub(crate) struct DeadlockFound {
+    /// The cycle or chain.
+    pub(crate) deadlock: Deadlock,
+    /// `txn N waits for <what>` for each other transaction on it that waits, `; `-separated.
+    pub(crate) waits: String,
+}
+
+impl DeadlockFound {
     /// The `Deadlock` error for waiter `txn`, whose wait `what` describes (a row lock or an
-    /// insert into a locked gap): the cycle or the too-long chain, and who the victim is.
+    /// insert into a locked gap): the cycle or the too-long chain, what the other transactions
+    /// on it wait for, and who the victim is.
     pub(crate) fn into_error(self, txn: TxnId, what: &str) -> riptide_common::Error {
         let chain = |ids: &[TxnId]| {
             ids.iter()
@@ -35,14 +46,19 @@ impl Deadlock {
                 .collect::<Vec<_>>()
                 .join(" -> ")
         };
-        let context = match self {
+        let waits = if self.waits.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", self.waits)
+        };
+        let context = match self.deadlock {
             Deadlock::Cycle(cycle) => format!(
-                "{what}: waiting would deadlock ({} -> txn {txn}); txn {txn} is the victim",
+                "{what}: waiting would deadlock ({} -> txn {txn}){waits}; txn {txn} is the victim",
                 chain(&cycle)
             ),
             Deadlock::TooDeep(path) => format!(
                 "{what}: wait-for chain longer than {} transactions ({} -> ...), treated as a \
-                 deadlock; txn {txn} is the victim",
+                 deadlock{waits}; txn {txn} is the victim",
                 path.len().saturating_sub(1),
                 chain(&path)
             ),
@@ -51,10 +67,19 @@ impl Deadlock {
     }
 }
 
+/// One waiting transaction in the graph.
+#[derive(Debug)]
+struct Waiter {
+    /// The transactions it waits for.
+    blockers: Vec<TxnId>,
+    /// What it waits for (a lock on a key, an insert into a gap), for deadlock reports.
+    wants: String,
+}
+
 /// Edges `waiter -> transactions it waits for`, with a bounded cycle search.
 #[derive(Debug)]
 pub(crate) struct WaitForGraph {
-    edges: Mutex<HashMap<TxnId, Vec<TxnId>>>,
+    edges: Mutex<HashMap<TxnId, Waiter>>,
     max_depth: usize,
 }
 
@@ -67,17 +92,50 @@ impl WaitForGraph {
         }
     }
 
-    /// Records that `waiter` now waits for `blockers` (replacing its earlier edges), then
-    /// searches for a path from `waiter` back to itself. On a [`Deadlock`] the waiter's edges
-    /// are removed again: it is the victim.
-    pub(crate) fn wait(&self, waiter: TxnId, blockers: &[TxnId]) -> Result<(), Deadlock> {
+    /// Records that `waiter` now waits for `blockers` (replacing its earlier edges; `wants`
+    /// describes what it waits for, asked only when it was not waiting yet), then searches for
+    /// a path from `waiter` back to itself. On a deadlock the waiter's edges are removed
+    /// again: it is the victim.
+    pub(crate) fn wait(
+        &self,
+        waiter: TxnId,
+        blockers: &[TxnId],
+        wants: impl FnOnce() -> String,
+    ) -> Result<(), DeadlockFound> {
         let mut edges = self.edges.lock();
-        edges.insert(waiter, blockers.to_vec());
-        let check = search(&edges, waiter, self.max_depth);
-        if check.is_err() {
-            edges.remove(&waiter);
+        match edges.get_mut(&waiter) {
+            Some(w) => blockers.clone_into(&mut w.blockers),
+            None => {
+                edges.insert(
+                    waiter,
+                    Waiter {
+                        blockers: blockers.to_vec(),
+                        wants: wants(),
+                    },
+                );
+            }
         }
-        check
+        let check = search(&edges, waiter, self.max_depth);
+        match check {
+            Ok(()) => Ok(()),
+            Err(deadlock) => {
+                let members = match &deadlock {
+                    Deadlock::Cycle(ids) | Deadlock::TooDeep(ids) => ids,
+                };
+                let waits = members
+                    .iter()
+                    .filter(|&&t| t != waiter)
+                    .filter_map(|t| {
+                        edges
+                            .get(t)
+                            .map(|w| format!("txn {t} waits for {}", w.wants))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                edges.remove(&waiter);
+                Err(DeadlockFound { deadlock, waits })
+            }
+        }
     }
 
     /// Removes the edges of `waiter` (it was granted, timed out or gave up).
@@ -93,17 +151,13 @@ impl WaitForGraph {
 
 /// Depth-first search from `start` for a path back to `start`, exploring each transaction once
 /// and giving up on chains longer than `max_depth` transactions.
-fn search(
-    edges: &HashMap<TxnId, Vec<TxnId>>,
-    start: TxnId,
-    max_depth: usize,
-) -> Result<(), Deadlock> {
+fn search(edges: &HashMap<TxnId, Waiter>, start: TxnId, max_depth: usize) -> Result<(), Deadlock> {
     // The current path: (transaction, index of the next edge of it to follow).
     let mut path: Vec<(TxnId, usize)> = vec![(start, 0)];
     let mut visited: HashSet<TxnId> = HashSet::new();
     visited.insert(start);
     while let Some(&(node, next)) = path.last() {
-        let child = edges.get(&node).and_then(|out| out.get(next)).copied();
+        let child = edges.get(&node).and_then(|w| w.blockers.get(next)).copied();
         let Some(child) = child else {
             path.pop();
             continue;
@@ -132,12 +186,18 @@ fn search(
 mod tests {
     use super::*;
 
+    /// `waiter` waits for `blockers` (for "key <waiter>"); the deadlock, if any.
+    fn wait(g: &WaitForGraph, waiter: TxnId, blockers: &[TxnId]) -> Result<(), Deadlock> {
+        g.wait(waiter, blockers, || format!("key {waiter}"))
+            .map_err(|f| f.deadlock)
+    }
+
     #[test]
     fn finds_cycles_through_the_waiter_only() {
         let g = WaitForGraph::new(100);
-        assert_eq!(g.wait(1, &[2]), Ok(()));
-        assert_eq!(g.wait(2, &[3]), Ok(()));
-        assert_eq!(g.wait(3, &[1]), Err(Deadlock::Cycle(vec![3, 1, 2])));
+        assert_eq!(wait(&g, 1, &[2]), Ok(()));
+        assert_eq!(wait(&g, 2, &[3]), Ok(()));
+        assert_eq!(wait(&g, 3, &[1]), Err(Deadlock::Cycle(vec![3, 1, 2])));
         // The victim's edges are gone; the others stay.
         assert_eq!(g.waiting(), 2);
         g.remove(1);
@@ -145,22 +205,38 @@ mod tests {
         assert_eq!(g.waiting(), 0);
 
         // A cycle that does not include the new waiter is not its problem.
-        assert_eq!(g.wait(5, &[6]), Ok(()));
-        assert_eq!(g.wait(6, &[7]), Ok(()));
-        assert_eq!(g.wait(4, &[5, 9]), Ok(()));
+        assert_eq!(wait(&g, 5, &[6]), Ok(()));
+        assert_eq!(wait(&g, 6, &[7]), Ok(()));
+        assert_eq!(wait(&g, 4, &[5, 9]), Ok(()));
     }
 
     #[test]
     fn long_chains_count_as_deadlocks() {
         let g = WaitForGraph::new(3);
-        assert_eq!(g.wait(2, &[3]), Ok(()));
-        assert_eq!(g.wait(3, &[4]), Ok(()));
-        assert_eq!(g.wait(4, &[5]), Ok(()));
-        assert_eq!(g.wait(1, &[2]), Err(Deadlock::TooDeep(vec![1, 2, 3, 4])));
+        assert_eq!(wait(&g, 2, &[3]), Ok(()));
+        assert_eq!(wait(&g, 3, &[4]), Ok(()));
+        assert_eq!(wait(&g, 4, &[5]), Ok(()));
+        assert_eq!(wait(&g, 1, &[2]), Err(Deadlock::TooDeep(vec![1, 2, 3, 4])));
         // A chain ending in a transaction that waits for nothing is fine at the bound.
         let g = WaitForGraph::new(3);
-        assert_eq!(g.wait(2, &[3]), Ok(()));
-        assert_eq!(g.wait(3, &[4]), Ok(()));
-        assert_eq!(g.wait(1, &[2]), Ok(()));
+        assert_eq!(wait(&g, 2, &[3]), Ok(()));
+        assert_eq!(wait(&g, 3, &[4]), Ok(()));
+        assert_eq!(wait(&g, 1, &[2]), Ok(()));
+    }
+
+    #[test]
+    fn a_deadlock_names_what_every_other_member_waits_for() {
+        let g = WaitForGraph::new(100);
+        g.wait(1, &[2], || "key a".into()).unwrap();
+        g.wait(2, &[3], || "key b".into()).unwrap();
+        // A later wait of the same transaction keeps what it waits for.
+        g.wait(2, &[3], || unreachable!("asked again")).unwrap();
+        let found = g.wait(3, &[1], || "key c".into()).unwrap_err();
+        assert_eq!(found.waits, "txn 1 waits for key a; txn 2 waits for key b");
+        let msg = found.into_error(3, "txn 3 wants key c").to_string();
+        assert!(
+            msg.contains("txn 3 wants key c: waiting would deadlock (txn 3 -> txn 1 -> txn 2 -> txn 3); txn 1 waits for key a; txn 2 waits for key b; txn 3 is the victim"),
+            "{msg}"
+        );
     }
 }
