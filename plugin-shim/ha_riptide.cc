@@ -16,6 +16,8 @@
 #include "log.h"
 #include <mysql/plugin.h>
 
+#include <algorithm>
+
 #include "ha_riptide.h"
 #include "record_codec.h"
 #include "riptide_shim.h"
@@ -109,9 +111,21 @@ int ha_riptide::status_error(riptide_status_t st, char *msg)
   std::string m= riptide_take_message(st, msg);
   int error= riptide_ha_error(st, Riptide_call::ROW);
   if (error == HA_ERR_LOCK_DEADLOCK)
+  {
     /* The engine picked this transaction as the victim (deadlock), or it lost a write
        conflict under snapshot isolation and was rolled back: the whole transaction goes. */
-    ha_thd()->mark_transaction_to_rollback(true);
+    THD *thd= ha_thd();
+    thd->mark_transaction_to_rollback(true);
+    if (riptide_print_all_deadlocks())
+    {
+      const char *query= thd->query();
+      const size_t query_length= query ? std::min<size_t>(thd->query_length(), 1024) : 0;
+      sql_print_information("RIPTIDE: deadlock, connection %lu rolled back: %s; its statement: "
+                            "%.*s",
+                            ulong(thd_get_thread_id(thd)), m.c_str(), int(query_length),
+                            query ? query : "");
+    }
+  }
   else if (error == HA_ERR_RIPTIDE)
   {
     last_error= m;

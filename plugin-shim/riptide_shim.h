@@ -33,6 +33,9 @@ extern SHOW_VAR riptide_status_variables[];
    milliseconds. */
 uint64_t riptide_lock_wait_timeout_ms(THD *thd);
 
+/* riptide_print_all_deadlocks: whether the handler writes each deadlock to the error log. */
+bool riptide_print_all_deadlocks();
+
 /* Fills `opts` from the riptide_* system variables of the engine options, after checking
    that both variable arrays could be built from the C ABI's tables. On failure, logs what is
    wrong (which variable the engine refused) and returns false. */

@@ -122,6 +122,7 @@ const char *sysvar_problem_name= "";
 /* The slots of the variables this file reads itself. */
 Sysvar_slot *data_dir_slot= nullptr;
 Sysvar_slot *lock_wait_timeout_slot= nullptr;
+Sysvar_slot *print_all_deadlocks_slot= nullptr;
 
 } // namespace
 
@@ -141,11 +142,13 @@ bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
 {
   const bool session= o->flags & RIPTIDE_OPTION_SESSION;
   const bool dynamic= o->flags & RIPTIDE_OPTION_DYNAMIC;
-  /* A global variable that changes at run time would need an update function that tells
-     the engine; none exists, so every global one is read-only. */
-  if (dynamic && !session)
+  /* An engine option that changed at run time would need an update function that tells
+     the engine; none exists, so those are read-only. A dynamic global option of the server
+     (riptide_print_all_deadlocks) is read by the shim where it is used: the server's
+     default update stores the new value in the slot. */
+  if (dynamic && (o->flags & RIPTIDE_OPTION_ENGINE))
   {
-    sysvar_problem= "a global option that changes at run time is not supported";
+    sysvar_problem= "an engine option that changes at run time is not supported";
     return false;
   }
   const int opt= PLUGIN_VAR_RQCMDARG | (dynamic ? 0 : PLUGIN_VAR_READONLY) |
@@ -259,6 +262,9 @@ void build_sysvars()
     if (!strcmp(o->name, "lock_wait_timeout") && (o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_UINT64)
       lock_wait_timeout_slot= &slot;
+    if (!strcmp(o->name, "print_all_deadlocks") && !(o->flags & RIPTIDE_OPTION_SESSION) &&
+        o->value_type == RIPTIDE_OPTION_BOOL)
+      print_all_deadlocks_slot= &slot;
     riptide_system_variables[sysvar_count++]=
         reinterpret_cast<st_mysql_sys_var *>(slot.var);
   }
@@ -368,6 +374,14 @@ uint64_t riptide_lock_wait_timeout_ms(THD *thd)
     return 0;
   auto &v= sysvar_as<MYSQL_SYSVAR_NAME(ulonglong_thdvar)>(*lock_wait_timeout_slot);
   return uint64_t(*v.resolve(thd, v.offset)) * 1000;
+}
+
+/* riptide_print_all_deadlocks: whether a deadlock goes to the error log. A relaxed read of
+   the byte the server stores (SET GLOBAL); a statement racing the SET may see either. */
+bool riptide_print_all_deadlocks()
+{
+  return print_all_deadlocks_slot &&
+         __atomic_load_n(&print_all_deadlocks_slot->value.b, __ATOMIC_RELAXED);
 }
 
 /* The database directory: riptide_data_dir, by default <datadir>/#riptide (the '#' keeps

@@ -129,6 +129,17 @@ const SERVER_OPTIONS: &[Decl] = &[
         dynamic: true,
         target: Target::Session,
     }),
+    Decl::Own(|| ServerOption {
+        name: "print_all_deadlocks",
+        doc: "Write every deadlock to the server's error log (innodb_print_all_deadlocks): the \
+              victim's transaction, the lock it wanted, and the cycle of transactions it \
+              would have closed",
+        value_type: OptionType::Bool,
+        default: OptionValue::Bool(false),
+        scope: Scope::Global,
+        dynamic: true,
+        target: Target::Server,
+    }),
 ];
 
 /// The engine option `name` as a read-only global server option, with `default` (text) in
@@ -182,9 +193,14 @@ mod tests {
                 .check(&o.default)
                 .unwrap_or_else(|e| panic!("{}: {e}", o.name));
             assert!(!o.doc.is_empty() && !o.doc.contains('\n'), "{}", o.name);
-            // Only session options of this layer change at run time: engine options are
-            // taken when the database opens.
-            assert_eq!(o.dynamic, o.scope == Scope::Session, "{}", o.name);
+            // Engine options are taken when the database opens, so they never change at
+            // run time; every session option does (a connection sets its own).
+            if o.target == Target::Engine {
+                assert!(!o.dynamic, "{}", o.name);
+            }
+            if o.scope == Scope::Session {
+                assert!(o.dynamic, "{}", o.name);
+            }
             assert_eq!(
                 o.target == Target::Engine,
                 Options::option(o.name).is_some()

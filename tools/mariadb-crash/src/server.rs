@@ -45,6 +45,8 @@ impl ServerConfig {
             format!("--riptide-l0-stop-trigger={}", self.l0_slowdown + 8),
             format!("--riptide-max-open-files={}", self.max_open_files),
             "--riptide-lock-wait-timeout=20".to_string(),
+            // A deadlock (which --fail-on-deadlock reports) leaves its cycle in mysqld.err.
+            "--riptide-print-all-deadlocks=ON".to_string(),
             "--innodb-buffer-pool-size=32M".to_string(),
             "--max-connections=64".to_string(),
         ];
