@@ -11,7 +11,7 @@ use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{BoxedIterator, CfId, InternalIterator, Result, SeqNo, ValueKind};
 use riptide_compaction::{LevelIterator, TableHandle, Version};
 use riptide_memtable::Memtable;
-use riptide_sstable::Table;
+use riptide_sstable::{EntryEstimate, Table};
 
 /// What a reader of one column family sees: the active memtable, the frozen ones (newest
 /// first) and the version of tables. Immutable; replaced as a whole when any part changes,
@@ -88,38 +88,40 @@ impl CfView {
     /// About how many entries (versions and tombstones) lie from `lower` (inclusive) to
     /// `upper` (exclusive; `None`: no end): the tables' share by their index blocks
     /// ([`riptide_sstable::Table::approximate_entries`]: a block's resolution, one data block
-    /// per table sampled for the density), plus the memtables' entries, counted one by one
-    /// only while the total is below `memtable_limit`: a range the tables already put at the
-    /// limit or more is not walked in the memtables at all (walking up to the limit in each
-    /// memtable was most of the cost of the optimizer's estimates in TPC-C's Payment, whose
-    /// customer ranges have hundreds of fresh versions in the memtable), and the walk stops
-    /// when the total reaches the limit.
+    /// per table sampled for the density; with the lower bound that leaves out each table's
+    /// first block of the range), plus the memtables' entries, counted one by one (into both
+    /// figures) only while the lower bound is below `memtable_limit`: a range the tables
+    /// surely put at the limit or more is not walked in the memtables at all (walking up to
+    /// the limit in each memtable was most of the cost of the optimizer's estimates in
+    /// TPC-C's Payment, whose customer ranges have hundreds of fresh versions in the
+    /// memtable), and the walk stops when the lower bound reaches the limit.
     pub(crate) fn approximate_entries(
         &self,
         lower: &[u8],
         upper: Option<&[u8]>,
         memtable_limit: u64,
-    ) -> Result<u64> {
-        let mut total = 0u64;
+    ) -> Result<EntryEstimate> {
+        let mut total = EntryEstimate::default();
         for handle in self.tables_within(Some(lower), upper) {
-            total += handle.table()?.approximate_entries(lower, upper)?;
+            total = total + handle.table()?.approximate_entries(lower, upper)?;
         }
         let target = seek_key(lower, MAX_SEQNO);
+        let mut counted = 0u64;
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
-            if total >= memtable_limit {
+            if total.at_least.saturating_add(counted) >= memtable_limit {
                 break;
             }
             let mut it = mem.iter();
             it.seek(&target)?;
-            while total < memtable_limit && it.valid() {
+            while total.at_least.saturating_add(counted) < memtable_limit && it.valid() {
                 if upper.is_some_and(|u| user_key(it.key()) >= u) {
                     break;
                 }
-                total += 1;
+                counted += 1;
                 it.next()?;
             }
         }
-        Ok(total)
+        Ok(total + EntryEstimate::exact(counted))
     }
 
     /// Bytes of this column family's tables.

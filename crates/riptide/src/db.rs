@@ -14,7 +14,7 @@ use riptide_common::write_batch::{BatchMarker, WriteBatch as RawBatch};
 use riptide_common::{CfId, DEFAULT_CF_ID, Error, ErrorKind, IoResultExt, Result, SeqNo};
 use riptide_compaction::{CompactionRegistry, VersionEdit, VersionSet};
 use riptide_memtable::Memtable;
-use riptide_sstable::BlockCache;
+use riptide_sstable::{BlockCache, EntryEstimate};
 use riptide_txn::{LockManager, LockManagerOptions, Xid};
 use riptide_wal::{GroupCommit, Wal};
 
@@ -325,17 +325,19 @@ impl Db {
     /// (inclusive) to `upper` (exclusive; `None`: the end): the tables' share estimated from
     /// their index blocks at the resolution of a data block (RocksDB's approximate sizes; one
     /// data block per table is sampled for the entry density), plus the memtables' entries,
-    /// counted while the total is below `memtable_limit` (so a range the tables put at the
-    /// limit or more is not walked in the memtables, and no answer from the memtables exceeds
+    /// counted while the lower bound ([`EntryEstimate::at_least`], which leaves out each
+    /// table's first block of the range) is below `memtable_limit` (so a range the tables
+    /// surely put at the limit or more is not walked in the memtables, and no walk goes past
     /// the limit). Cheap next to an iterator over the range; for query planning, not for
-    /// answers: an answer below `memtable_limit` counts every memtable entry in the range.
+    /// answers. A range of a few keys that crosses a block boundary in a table is put at a
+    /// whole block by `about`: decide on `at_least` whether a range is large.
     pub fn approximate_entries_cf(
         &self,
         cf: &ColumnFamily,
         lower: &[u8],
         upper: Option<&[u8]>,
         memtable_limit: u64,
-    ) -> Result<u64> {
+    ) -> Result<EntryEstimate> {
         self.inner.check_open()?;
         check_live(cf)?;
         cf.data

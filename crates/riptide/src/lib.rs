@@ -63,6 +63,7 @@ pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// the real one.
 pub use riptide_common::fs;
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
+pub use riptide_sstable::EntryEstimate;
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
 

@@ -49,7 +49,8 @@ pub use cache::{BlockCache, BlockKind, CacheId, CacheStats, CachedBlock, KindSta
 pub use options::{Compression, TableOptions, TableReadOptions};
 pub use properties::TableProperties;
 pub use table::{
-    BloomChecks, Table, TableStats, TableValue, bloom_checks_by_gets, data_blocks_read_by_gets,
+    BloomChecks, EntryEstimate, Table, TableStats, TableValue, bloom_checks_by_gets,
+    data_blocks_read_by_gets,
 };
 pub use table_cache::{TableCache, TableCacheStats};
 pub use table_iter::TableIterator;

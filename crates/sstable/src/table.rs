@@ -159,6 +159,39 @@ thread_local! {
     static GET_BLOOM: Cell<BloomChecks> = const { Cell::new(BloomChecks { checked: 0, useful: 0 }) };
 }
 
+/// How many entries (versions and tombstones) a key range holds, estimated from index
+/// blocks ([`Table::approximate_entries`]): the estimate, and the part of it that is sure to
+/// lie in the range. Estimates of several tables add up (`+`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryEstimate {
+    /// The estimate, to within about a data block per table.
+    pub about: u64,
+    /// A lower bound: the entries of the data blocks wholly inside the range (`<= about`).
+    pub at_least: u64,
+}
+
+impl EntryEstimate {
+    /// The same number of entries known exactly (counted, not estimated).
+    pub fn exact(n: u64) -> Self {
+        EntryEstimate {
+            about: n,
+            at_least: n,
+        }
+    }
+}
+
+/// The estimate of two disjoint sources of the same range together (saturating).
+impl std::ops::Add for EntryEstimate {
+    type Output = EntryEstimate;
+
+    fn add(self, other: EntryEstimate) -> EntryEstimate {
+        EntryEstimate {
+            about: self.about.saturating_add(other.about),
+            at_least: self.at_least.saturating_add(other.at_least),
+        }
+    }
+}
+
 /// Bloom filter checks made by point lookups: how many, and how many answered "not here"
 /// (RocksDB's `rocksdb.bloom.filter.useful`; the others are its `full.positive`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -876,10 +909,12 @@ impl Table {
     /// second block (its first block may hold mostly smaller keys; rows and index entries of
     /// very different sizes share a table, so the table's average would be off by their
     /// ratio). Reads the index block and that one data block; a range within one block
-    /// answers 0.
-    pub fn approximate_entries(&self, lower: &[u8], upper: Option<&[u8]>) -> Result<u64> {
+    /// answers 0. [`EntryEstimate::at_least`] leaves out the range's first block, the one
+    /// where `lower` falls, which may hold no key of the range at all: a range of a few keys
+    /// that crosses a block boundary is put at a whole block by `about`, at 0 by `at_least`.
+    pub fn approximate_entries(&self, lower: &[u8], upper: Option<&[u8]>) -> Result<EntryEstimate> {
         let (Some(first), second) = self.blocks_at(lower)? else {
-            return Ok(0);
+            return Ok(EntryEstimate::default());
         };
         let end = match upper {
             Some(u) => self.approximate_offset_of(u)?,
@@ -887,12 +922,17 @@ impl Table {
         };
         let bytes = end.saturating_sub(first.offset);
         if bytes == 0 {
-            return Ok(0);
+            return Ok(EntryEstimate::default());
         }
         let sample = second.filter(|h| h.offset < end).unwrap_or(first);
-        let entries = self.entries_of_block(sample)?;
-        let span = sample.size + BLOCK_TRAILER_LEN as u64;
-        Ok((bytes as f64 * entries as f64 / span as f64).round() as u64)
+        let entries = self.entries_of_block(sample)? as f64;
+        let span = (sample.size + BLOCK_TRAILER_LEN as u64) as f64;
+        let first_span = first.size + BLOCK_TRAILER_LEN as u64;
+        let inside = bytes.saturating_sub(first_span);
+        Ok(EntryEstimate {
+            about: (bytes as f64 * entries / span).round() as u64,
+            at_least: (inside as f64 * entries / span).round() as u64,
+        })
     }
 
     /// The number of entries of data block `handle` (remembered in `sampled_entries`).

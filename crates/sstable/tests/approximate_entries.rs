@@ -10,6 +10,27 @@ use std::sync::Arc;
 
 use riptide_sstable::{BlockCache, Compression, TableOptions};
 
+/// The estimate alone (`about`), checked against its lower bound on the way.
+trait About {
+    fn approximate_entries_about(
+        &self,
+        lo: &[u8],
+        hi: Option<&[u8]>,
+    ) -> riptide_common::Result<u64>;
+}
+
+impl About for riptide_sstable::Table {
+    fn approximate_entries_about(
+        &self,
+        lo: &[u8],
+        hi: Option<&[u8]>,
+    ) -> riptide_common::Result<u64> {
+        let e = self.approximate_entries(lo, hi)?;
+        assert!(e.at_least <= e.about, "{lo:?}..{hi:?}: {e:?}");
+        Ok(e.about)
+    }
+}
+
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
@@ -42,26 +63,75 @@ fn ranges_are_estimated_to_a_block_from_the_index_alone() {
         );
     };
 
-    close(t.approximate_entries(b"", None).unwrap(), n as u64);
+    close(t.approximate_entries_about(b"", None).unwrap(), n as u64);
     close(
-        t.approximate_entries(&key(0), Some(&key(5000))).unwrap(),
+        t.approximate_entries_about(&key(0), Some(&key(5000)))
+            .unwrap(),
         5000,
     );
     close(
-        t.approximate_entries(&key(2500), Some(&key(7500))).unwrap(),
+        t.approximate_entries_about(&key(2500), Some(&key(7500)))
+            .unwrap(),
         5000,
     );
-    close(t.approximate_entries(&key(9000), None).unwrap(), 1000);
+    close(t.approximate_entries_about(&key(9000), None).unwrap(), 1000);
     // A range inside one block, an empty range, and ranges outside the table.
-    assert_eq!(t.approximate_entries(&key(10), Some(&key(11))).unwrap(), 0);
     assert_eq!(
-        t.approximate_entries(&key(100), Some(&key(100))).unwrap(),
+        t.approximate_entries_about(&key(10), Some(&key(11)))
+            .unwrap(),
         0
     );
-    assert_eq!(t.approximate_entries(b"zzz", None).unwrap(), 0);
-    assert_eq!(t.approximate_entries(b"", Some(b"a")).unwrap(), 0);
+    assert_eq!(
+        t.approximate_entries_about(&key(100), Some(&key(100)))
+            .unwrap(),
+        0
+    );
+    assert_eq!(t.approximate_entries_about(b"zzz", None).unwrap(), 0);
+    assert_eq!(t.approximate_entries_about(b"", Some(b"a")).unwrap(), 0);
     // At most one data block per estimate.
     assert!(t.stats().blocks_read <= 4, "{:?}", t.stats());
+
+    // The lower bound leaves out the range's first block: within two blocks of the estimate.
+    let e = t.approximate_entries(&key(2500), Some(&key(7500))).unwrap();
+    assert!(
+        e.at_least <= e.about && e.about - e.at_least <= 2 * per_block,
+        "{e:?}"
+    );
+}
+
+/// A range of one key is put at a whole block when its key ends a data block (the next key
+/// starts the next one), at 0 otherwise; its lower bound is 0 every time, so a caller can
+/// tell a small range from a large one.
+#[test]
+fn a_range_across_a_block_boundary_is_surely_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = TableOptions {
+        block_size: 1024,
+        compression: Compression::None,
+        ..TableOptions::default()
+    };
+    let n = 5_000;
+    let t = common::build(
+        dir.path(),
+        "t.sst",
+        &common::simple_entries(n, 50),
+        opts,
+        None,
+    );
+    let blocks = t.properties().data_blocks;
+    let mut across = 0;
+    for k in 0..n - 1 {
+        let e = t.approximate_entries(&key(k), Some(&key(k + 1))).unwrap();
+        assert_eq!(e.at_least, 0, "[{k}, {}): {e:?}", k + 1);
+        if e.about > 0 {
+            across += 1;
+        }
+    }
+    // Every block boundary but the last one's is crossed by one such range.
+    assert!(
+        across + 1 >= blocks && across <= blocks,
+        "{across} of {blocks} blocks"
+    );
 }
 
 /// Small entries (a secondary index's) then large ones (rows) in one table: each range is
@@ -94,7 +164,7 @@ fn ranges_of_small_and_large_entries_keep_their_density() {
     let ranges = [(&b"a"[..], &b"b"[..]), (b"b", b"c")];
     let first: Vec<u64> = ranges
         .iter()
-        .map(|(lo, hi)| t.approximate_entries(lo, Some(hi)).unwrap())
+        .map(|(lo, hi)| t.approximate_entries_about(lo, Some(hi)).unwrap())
         .collect();
     for ((lo, hi), got) in ranges.iter().zip(&first) {
         assert!(got.abs_diff(3000) <= 300, "{lo:?}..{hi:?}: {got}");
@@ -105,7 +175,7 @@ fn ranges_of_small_and_large_entries_keep_their_density() {
     let reads = t.stats().blocks_read;
     let again: Vec<u64> = ranges
         .iter()
-        .map(|(lo, hi)| t.approximate_entries(lo, Some(hi)).unwrap())
+        .map(|(lo, hi)| t.approximate_entries_about(lo, Some(hi)).unwrap())
         .collect();
     assert_eq!(again, first);
     assert_eq!(t.stats().blocks_read, reads, "{:?}", t.stats());
