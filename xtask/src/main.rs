@@ -252,10 +252,17 @@ fn test(no_lint: bool) -> Result<()> {
     // Two rounds of the MariaDB crash test: one with the binary log, one without; a
     // deadlock fails them.
     mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None, true)?;
-    // The side-by-side benchmarks in their small form (issues 7 and 17): the library suite
-    // on Riptide and fjall, then sysbench on Riptide, InnoDB and MyRocks in a memory cgroup.
-    bench(false, false, true, Vec::new())?;
-    sysbench::sysbench(true, Vec::new())?;
+    // The side-by-side benchmarks in their small form (issues 7 and 17), as smoke tests of
+    // the whole pipeline, not measurements: the library suite on Riptide and fjall (built
+    // with the tests' profile, whose artifacts the test build above already made, instead of
+    // a second optimized build of every crate: two and a half minutes on two cores), then
+    // sysbench on Riptide, InnoDB and MyRocks in a memory cgroup with 5 s runs after a 2 s
+    // warm-up (`cargo xtask sysbench --quick` alone keeps 10 s after 5 s).
+    bench(false, false, true, Vec::new(), BenchProfile::Tests)?;
+    sysbench::sysbench(
+        true,
+        ["--time", "5", "--warmup", "2"].map(String::from).to_vec(),
+    )?;
     // TPC-C in its small form on Riptide and InnoDB (MyRocks left out to stay within CI's
     // time budget: it would add about a minute and a half and checks nothing of ours); any
     // consistency failure fails the run.
@@ -306,7 +313,22 @@ fn demo(keys: u64) -> Result<()> {
     run("embedded demo", c)
 }
 
-fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<()> {
+/// Which build of `riptide-bench` a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BenchProfile {
+    /// `--release`: what every measurement uses.
+    Release,
+    /// `--profile ci` (optimized, with debug assertions): the smoke run of `cargo xtask test`.
+    Tests,
+}
+
+fn bench(
+    micro: bool,
+    rocksdb: bool,
+    quick: bool,
+    args: Vec<String>,
+    profile: BenchProfile,
+) -> Result<()> {
     if micro {
         let mut c = cargo();
         c.args(["bench", "-p", "riptide-micro-bench"]);
@@ -316,7 +338,10 @@ fn bench(micro: bool, rocksdb: bool, quick: bool, args: Vec<String>) -> Result<(
         return run("criterion micro-benchmarks", c);
     }
     let mut c = cargo();
-    c.args(["run", "--release", "-p", "riptide-bench"]);
+    match profile {
+        BenchProfile::Release => c.args(["run", "--release", "-p", "riptide-bench"]),
+        BenchProfile::Tests => c.args(["run", "--profile", "ci", "-p", "riptide-bench"]),
+    };
     // The full db_bench run always compares with RocksDB; the quick one (CI) leaves out its
     // long C++ build unless asked, and so do the Riptide-only workloads.
     if rocksdb || (!quick && runs_dbbench(&args)) {
@@ -418,7 +443,7 @@ fn main() -> Result<()> {
             rocksdb,
             quick,
             args,
-        } => bench(micro, rocksdb, quick, args),
+        } => bench(micro, rocksdb, quick, args, BenchProfile::Release),
         Verb::Sysbench { quick, args } => sysbench::sysbench(quick, args),
         Verb::Tpcc { quick, args } => sysbench::tpcc(quick, args),
     }
