@@ -31,6 +31,16 @@ impl About for riptide_sstable::Table {
     }
 }
 
+/// Uncompressed 1 KiB data blocks: many blocks in a small table, so block boundaries are
+/// where the tests can see them.
+fn small_blocks() -> TableOptions {
+    TableOptions {
+        block_size: 1024,
+        compression: Compression::None,
+        ..TableOptions::default()
+    }
+}
+
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
@@ -39,11 +49,7 @@ fn key(i: usize) -> Vec<u8> {
 fn ranges_are_estimated_to_a_block_from_the_index_alone() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(BlockCache::new(64 << 20));
-    let opts = TableOptions {
-        block_size: 1024,
-        compression: Compression::None,
-        ..TableOptions::default()
-    };
+    let opts = small_blocks();
     let n = 10_000;
     let t = common::build(
         dir.path(),
@@ -105,11 +111,7 @@ fn ranges_are_estimated_to_a_block_from_the_index_alone() {
 #[test]
 fn a_range_across_a_block_boundary_is_surely_small() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = TableOptions {
-        block_size: 1024,
-        compression: Compression::None,
-        ..TableOptions::default()
-    };
+    let opts = small_blocks();
     let n = 5_000;
     let t = common::build(
         dir.path(),
@@ -140,11 +142,7 @@ fn a_range_across_a_block_boundary_is_surely_small() {
 #[test]
 fn ranges_of_small_and_large_entries_keep_their_density() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = TableOptions {
-        block_size: 1024,
-        compression: Compression::None,
-        ..TableOptions::default()
-    };
+    let opts = small_blocks();
     let mut entries = Vec::new();
     for i in 0..3000u64 {
         let k = format!("a{i:06}");
