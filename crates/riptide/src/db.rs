@@ -312,13 +312,13 @@ impl Db {
     pub fn iter_cf(&self, cf: &ColumnFamily, opts: ReadOptions<'_>) -> Result<DbIterator> {
         self.inner.check_open()?;
         check_live(cf)?;
-        let (view, snapshot) = ReadPoint::of(opts.snapshot).view(&self.inner, cf);
+        let point = ReadPoint::of(opts.snapshot);
+        let (view, snapshot) = point.view(&self.inner, cf);
         let merged =
             view.merged_iter_within(opts.lower_bound.as_deref(), opts.upper_bound.as_deref());
-        Ok(
-            DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)?
-                .with_scan_flush_trigger(self.inner.options.memtable_scan_flush_trigger),
-        )
+        let it = DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)?
+            .with_scan_flush_trigger(self.inner.options.memtable_scan_flush_trigger);
+        Ok(refreshing(&self.inner, cf, point, it))
     }
 
     /// About how many entries (every version and tombstone) of `cf` lie from `lower`
@@ -1203,8 +1203,18 @@ pub(crate) fn iter_at(
     check_live(cf)?;
     let (view, seqno) = point.view(db, cf);
     let merged = view.merged_iter_within(lower.as_deref(), upper.as_deref());
-    Ok(DbIterator::new(view, merged, seqno, lower, upper)?
-        .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger))
+    let it = DbIterator::new(view, merged, seqno, lower, upper)?
+        .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger);
+    Ok(refreshing(db, cf, point, it))
+}
+
+/// `it`, made to move to newer views during a long scan when it reads at a registered
+/// snapshot (see `DbIterator::with_refresh`).
+fn refreshing(db: &DbInner, cf: &ColumnFamily, point: ReadPoint, it: DbIterator) -> DbIterator {
+    match point {
+        ReadPoint::Snapshot(_) => it.with_refresh(Arc::clone(&cf.data), Arc::clone(&db.snapshots)),
+        ReadPoint::Newest => it,
+    }
 }
 
 /// Creates `path` if allowed, or says it is missing.

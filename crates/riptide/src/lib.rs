@@ -43,6 +43,8 @@ mod batch;
 mod cf;
 mod db;
 mod iterator;
+#[cfg(test)]
+mod iterator_refresh_tests;
 mod lock;
 mod option_table;
 mod options;

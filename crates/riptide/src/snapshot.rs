@@ -31,6 +31,24 @@ impl SnapshotList {
         }
     }
 
+    /// One more registration of `seqno` if it is registered now, else `None`. While a
+    /// snapshot at `seqno` has stayed registered since a reader took its view, every version
+    /// that reader can see is still kept, so the reader may move to a newer view and keep
+    /// reading at `seqno` under this registration. (Should the number have been released and
+    /// registered again meanwhile, it was registered again as the newest number: no write
+    /// came after it, so what it sees is the newest version of every key, which no flush or
+    /// compaction drops either.)
+    pub(crate) fn register_if_live(self: &Arc<Self>, seqno: SeqNo) -> Option<Snapshot> {
+        let mut live = self.live.lock();
+        let n = live.get_mut(&seqno)?;
+        *n += 1;
+        drop(live);
+        Some(Snapshot {
+            seqno,
+            list: Arc::clone(self),
+        })
+    }
+
     fn release(&self, seqno: SeqNo) {
         let mut live = self.live.lock();
         if let Some(n) = live.get_mut(&seqno) {

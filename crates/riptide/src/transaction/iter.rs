@@ -170,6 +170,12 @@ impl std::fmt::Debug for TxnIterator {
 type Buffered = Option<(Vec<u8>, Option<Vec<u8>>)>;
 
 impl TxnIterator {
+    /// The database iterator under the transaction's writes (tests).
+    #[cfg(test)]
+    pub(crate) fn db_iterator(&self) -> &DbIterator {
+        &self.db
+    }
+
     pub(crate) fn new(
         txn: Arc<TxnShared>,
         cf: ColumnFamily,
