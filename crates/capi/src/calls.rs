@@ -12,6 +12,8 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use riptide::StatKind;
+
 /// Number of cells.
 const STRIPES: usize = 16;
 
@@ -42,17 +44,43 @@ pub(crate) fn count() {
     }
 }
 
-/// A statistic the C library keeps itself: name, one-line doc, current value (a counter).
-pub(crate) type LibraryStat = (&'static str, &'static str, fn() -> u64);
+/// A statistic the C library keeps itself: name, one-line doc, kind, current value.
+pub(crate) type LibraryStat = (&'static str, &'static str, StatKind, fn() -> u64);
 
 /// The library's own statistics, listed after the engine's in the statistics table
 /// (`riptide_stat_at`, `riptide_stats_fill`). A new one is one line here.
-pub(crate) const LIBRARY_STATS: &[LibraryStat] = &[(
-    "handler_calls",
-    "calls of the handler layer's C functions (riptide_handler_*, _htable_*, _hsession_*, \
-     _hcursor_*) since the library was loaded",
-    total,
-)];
+pub(crate) const LIBRARY_STATS: &[LibraryStat] = &[
+    (
+        "handler_calls",
+        "calls of the handler layer's C functions (riptide_handler_*, _htable_*, _hsession_*, \
+         _hcursor_*) since the library was loaded",
+        StatKind::Counter,
+        total,
+    ),
+    (
+        "heap_allocated_bytes",
+        "bytes the library has allocated and not freed, by its allocator's count (jemalloc \
+         stats.allocated; 0 when the library is built without jemalloc)",
+        StatKind::Gauge,
+        crate::heap::allocated,
+    ),
+    (
+        "heap_resident_bytes",
+        "bytes of memory the library's allocator holds: the allocated bytes plus its free \
+         pages not yet returned, metadata and fragmentation (jemalloc stats.resident; 0 \
+         without jemalloc)",
+        StatKind::Gauge,
+        crate::heap::resident,
+    ),
+    (
+        "memtable_mapped_bytes",
+        "bytes of memtable memory mapped now, outside the allocator's count: memtables being \
+         written, waiting for their flush, and flushed ones a reader still holds (every \
+         database of the process)",
+        StatKind::Gauge,
+        riptide::memtable_mapped_bytes,
+    ),
+];
 
 /// The count, summed over the cells.
 fn total() -> u64 {

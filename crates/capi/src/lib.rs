@@ -48,6 +48,7 @@ mod handler_engine;
 mod handler_session;
 mod handler_table;
 mod handler_util;
+mod heap;
 mod iter;
 mod kv;
 mod logging;

@@ -70,23 +70,32 @@ static STATS: LazyLock<StatTable> = LazyLock::new(|| {
         .map(|s| riptide_stat_t {
             name: keep(s.name),
             doc: keep(s.doc),
-            kind: match s.kind {
-                StatKind::Counter => RIPTIDE_STAT_COUNTER,
-                StatKind::Gauge => RIPTIDE_STAT_GAUGE,
-                StatKind::Ratio => RIPTIDE_STAT_RATIO,
-            },
+            kind: kind_code(s.kind),
         })
         .collect();
-    entries.extend(LIBRARY_STATS.iter().map(|(name, doc, _)| riptide_stat_t {
-        name: keep(name),
-        doc: keep(doc),
-        kind: RIPTIDE_STAT_COUNTER,
-    }));
+    entries.extend(
+        LIBRARY_STATS
+            .iter()
+            .map(|(name, doc, kind, _)| riptide_stat_t {
+                name: keep(name),
+                doc: keep(doc),
+                kind: kind_code(*kind),
+            }),
+    );
     StatTable {
         entries,
         _strings: strings,
     }
 });
+
+/// The C code of a statistic's kind.
+fn kind_code(kind: StatKind) -> i32 {
+    match kind {
+        StatKind::Counter => RIPTIDE_STAT_COUNTER,
+        StatKind::Gauge => RIPTIDE_STAT_GAUGE,
+        StatKind::Ratio => RIPTIDE_STAT_RATIO,
+    }
+}
 
 /// How many statistics there are (`riptide_stat_at`, `riptide_stats_fill`).
 #[unsafe(no_mangle)]
@@ -144,7 +153,7 @@ pub unsafe extern "C" fn riptide_stats_fill(
                     Some(StatValue::Ratio(ratio)) => riptide_stat_value_t { ratio },
                     Some(StatValue::Integer(integer)) => riptide_stat_value_t { integer },
                     None => riptide_stat_value_t {
-                        integer: library.next().map_or(0, |(_, _, value)| value()),
+                        integer: library.next().map_or(0, |(_, _, _, value)| value()),
                     },
                 };
             }
@@ -207,14 +216,19 @@ mod tests {
         let engine = Statistics::TABLE.len();
         assert_eq!(riptide_stat_count(), engine + LIBRARY_STATS.len());
         assert!(riptide_stat_at(riptide_stat_count()).is_null());
-        for (i, (name, doc, _)) in LIBRARY_STATS.iter().enumerate() {
+        for (i, (name, doc, kind, _)) in LIBRARY_STATS.iter().enumerate() {
             let e = stat(engine + i);
             assert_eq!(
                 (text(e.name), text(e.doc)),
                 (name.to_string(), doc.to_string())
             );
-            assert_eq!(e.kind, RIPTIDE_STAT_COUNTER);
+            assert_eq!(e.kind, kind_code(*kind), "{name}");
         }
+        assert_eq!(
+            stat(engine + 1).kind,
+            RIPTIDE_STAT_GAUGE,
+            "heap_allocated_bytes is a value now"
+        );
         for (i, spec) in Statistics::TABLE.iter().enumerate() {
             let e = stat(i);
             assert_eq!(text(e.name), spec.name);

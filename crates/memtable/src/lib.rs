@@ -79,6 +79,7 @@ mod memtable;
 mod range_tombstones;
 mod skiplist;
 
+pub use chunk::mapped_bytes;
 pub use iter::MemtableIterator;
 pub use list::MemtableList;
 pub use memtable::{Memtable, MemtableValue};

@@ -65,6 +65,9 @@ pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// the real one.
 pub use riptide_common::fs;
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
+/// Bytes of memtable memory mapped now in this process, every open database together
+/// (memtables map their memory from the kernel, outside the allocator's statistics).
+pub use riptide_memtable::mapped_bytes as memtable_mapped_bytes;
 pub use riptide_sstable::EntryEstimate;
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
