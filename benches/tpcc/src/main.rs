@@ -63,6 +63,7 @@ mod check;
 mod db;
 mod load;
 mod mix;
+mod plans;
 mod procedures;
 mod random;
 mod report;
@@ -434,6 +435,14 @@ fn serve(
     };
     pb.set_message(format!("{name}: warm-up"));
     measure(bench, &target, &workload, s, s.warmup, 0, mp)?;
+    pb.set_message(format!("{name}: EXPLAIN of every statement"));
+    match target
+        .connect()
+        .and_then(|mut c| plans::explain_all(&mut c))
+    {
+        Ok(p) => res.plans = p,
+        Err(e) => note(pb, format!("{name}: EXPLAIN failed: {e:#}")),
+    }
     pb.inc(1);
     for i in 1..=s.runs {
         pb.set_message(format!("{name}: run {i}/{}", s.runs));

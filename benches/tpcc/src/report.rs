@@ -120,6 +120,9 @@ pub struct EngineResult {
     pub load_failures: Option<Vec<String>>,
     /// The measured runs.
     pub runs: Vec<RunResult>,
+    /// The plan of each statement of [`crate::plans::STATEMENTS`] after the warm-up (empty:
+    /// not reached, or EXPLAIN failed).
+    pub plans: Vec<crate::plans::Plan>,
 }
 
 impl EngineResult {
@@ -129,6 +132,7 @@ impl EngineResult {
             record: EngineRecord::new(engine),
             load_failures: None,
             runs: Vec::new(),
+            plans: Vec::new(),
         }
     }
 
@@ -424,6 +428,8 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         }
     }
 
+    plans_section(&mut s, results);
+
     let records: Vec<&EngineRecord> = results.iter().map(|r| &r.record).collect();
     let rows_loaded = crate::schema::expected_rows(setup.warehouses);
     footprint_section(
@@ -440,6 +446,65 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     );
     settings_and_failures(&mut s, &records);
     s
+}
+
+/// The plans after the warm-up: the statements whose plan differs from InnoDB's (or from
+/// the first engine's when InnoDB did not run) in anything but the row estimate, then every
+/// plan.
+fn plans_section(s: &mut String, results: &[EngineResult]) {
+    let explained: Vec<&EngineResult> = results.iter().filter(|r| !r.plans.is_empty()).collect();
+    let Some(reference) = explained
+        .iter()
+        .find(|r| r.engine() == Engine::Innodb)
+        .or(explained.first())
+    else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\n## Plans (`EXPLAIN` of each statement after the warm-up, values of warehouse 1, \
+         district 1; row estimates apart)\n"
+    );
+    let mut differ = Vec::new();
+    for (i, (name, _)) in crate::plans::STATEMENTS.iter().enumerate() {
+        let theirs = reference.plans.get(i).map(|p| &p.lines);
+        let others: Vec<String> = explained
+            .iter()
+            .filter(|r| r.plans.get(i).map(|p| &p.lines) != theirs)
+            .map(|r| r.engine().display().to_string())
+            .collect();
+        if !others.is_empty() {
+            differ.push(format!("{name} ({})", others.join(", ")));
+        }
+    }
+    if explained.len() < 2 {
+        let _ = writeln!(s, "One engine explained: nothing to compare.\n");
+    } else if differ.is_empty() {
+        let _ = writeln!(
+            s,
+            "Every engine's plan equals {}'s for every statement.\n",
+            reference.engine().display()
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "**Plans that differ from {}'s:** {}.\n",
+            reference.engine().display(),
+            differ.join("; ")
+        );
+    }
+    let _ = writeln!(s, "```");
+    for (i, (name, sql)) in crate::plans::STATEMENTS.iter().enumerate() {
+        let _ = writeln!(s, "{name}: {sql}");
+        for r in &explained {
+            if let Some(p) = r.plans.get(i) {
+                for (line, rows) in p.lines.iter().zip(&p.rows) {
+                    let _ = writeln!(s, "  {:8} {line}  (rows {rows})", r.engine().display());
+                }
+            }
+        }
+    }
+    let _ = writeln!(s, "```");
 }
 
 /// `results.csv`: one line per engine, the medians.
