@@ -20,6 +20,7 @@ use riptide_wal::{GroupCommit, Wal};
 
 use crate::batch::WriteBatch;
 use crate::cf::{CfData, CfView, ColumnFamily, KeyVersion};
+use crate::delete_files::{DeletedFiles, OlderSnapshots};
 use crate::iterator::DbIterator;
 use crate::lock::DirLock;
 use crate::options::{Options, ReadOptions};
@@ -541,6 +542,40 @@ impl Db {
         self.flush()?;
         self.inner.check_writable()?;
         crate::background::compact_range(&self.inner, &cf.data, range)
+    }
+
+    /// Removes from `cf` every table file whose keys all lie in `[start, end)` and whose
+    /// every version a range delete already written deletes (RocksDB's
+    /// `DeleteFilesInRange`, which MyRocks calls when it drops a table or an index). The
+    /// bytes of a range delete otherwise stay on disk until compaction has merged the
+    /// tombstone down through every level that holds them, which for the last level may
+    /// take as long as the database lives; this frees them at once, without reading them.
+    ///
+    /// Unlike RocksDB's, it never changes what a reader at or after the range delete sees: a
+    /// file goes only when a tombstone newer than its newest version covers its whole key
+    /// range (files that hold range tombstones themselves, and files a running compaction
+    /// reads, stay). What it does about live snapshots older than that tombstone is
+    /// `older`'s choice: [`OlderSnapshots::Keep`] keeps every file such a snapshot may read.
+    /// Files reached by neither stay for compaction, which drops their covered versions as
+    /// before. The WAL is synced first, so a crash never loses a range delete whose files
+    /// are gone. Reads and iterators already open keep their view and its files until they
+    /// finish.
+    ///
+    /// Returns the files and bytes removed (also counted in
+    /// [`Statistics::range_files_deleted`] and [`Statistics::range_file_bytes_deleted`]).
+    pub fn delete_files_in_range(
+        &self,
+        cf: &ColumnFamily,
+        start: &[u8],
+        end: &[u8],
+        older: OlderSnapshots,
+    ) -> Result<DeletedFiles> {
+        check_live(cf)?;
+        self.inner.check_writable()?;
+        if start >= end {
+            return Ok(DeletedFiles::default());
+        }
+        crate::delete_files::run(&self.inner, &cf.data, start, end, older)
     }
 
     /// A snapshot of the engine's statistics.
@@ -1158,6 +1193,8 @@ impl DbInner {
             compaction_range_deleted: get(&c.compaction_range_deleted),
             compaction_files_moved: get(&c.compaction_files_moved),
             compaction_files_kept: get(&c.compaction_files_kept),
+            range_files_deleted: get(&c.range_files_deleted),
+            range_file_bytes_deleted: get(&c.range_file_bytes_deleted),
             pending_compaction_bytes,
             running_compactions: self.registry.running_jobs() as u64,
             block_cache_hits: cache.hits,

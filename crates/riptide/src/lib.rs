@@ -42,6 +42,7 @@ mod background;
 mod batch;
 mod cf;
 mod db;
+mod delete_files;
 mod iterator;
 #[cfg(test)]
 mod iterator_refresh_tests;
@@ -58,6 +59,7 @@ mod write_controller;
 pub use batch::WriteBatch;
 pub use cf::{ColumnFamily, KeyVersion};
 pub use db::{DEFAULT_CF_NAME, Db, MAX_KEY_VALUE_LEN};
+pub use delete_files::{DeletedFiles, OlderSnapshots};
 pub use iterator::DbIterator;
 pub use option_table::{OptionSpec, OptionType, OptionValue};
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};

@@ -28,6 +28,8 @@ pub(crate) struct Counters {
     pub(crate) compaction_range_deleted: AtomicU64,
     pub(crate) compaction_files_moved: AtomicU64,
     pub(crate) compaction_files_kept: AtomicU64,
+    pub(crate) range_files_deleted: AtomicU64,
+    pub(crate) range_file_bytes_deleted: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,
@@ -252,6 +254,12 @@ statistics! {
         /// fell into them (not read, not rewritten; see
         /// `riptide_compaction::CompactionJob::set_aside_untouched`).
         counter compaction_files_kept,
+        /// Table files removed whole because a range delete covered every version in them
+        /// (`Db::delete_files_in_range`: the MariaDB plugin calls it when a table is
+        /// dropped, also by the copy of an `ALTER TABLE`); not read, not rewritten.
+        counter range_files_deleted,
+        /// Bytes of those files.
+        counter range_file_bytes_deleted,
         /// Estimated bytes compaction must still rewrite (drives write back-pressure).
         gauge pending_compaction_bytes,
         /// Compactions running now.
@@ -428,6 +436,11 @@ impl fmt::Display for Statistics {
             self.compaction_bytes_written,
             self.compaction_files_moved,
             self.compaction_files_kept
+        )?;
+        writeln!(
+            f,
+            "files deleted whole under range deletes: {} ({} bytes)",
+            self.range_files_deleted, self.range_file_bytes_deleted
         )?;
         writeln!(
             f,
