@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use riptide::{ColumnFamily, Db, Error, ErrorKind, ReadOptions, WriteBatch};
+use riptide::{ColumnFamily, Db, Error, ErrorKind, OlderSnapshots, ReadOptions, WriteBatch};
 
 use crate::error::Result;
 use crate::format::{
@@ -130,8 +130,9 @@ impl HandlerEngine {
         check_specs(name, indexes)?;
         let _ddl = self.ddl.lock();
         let mut batch = WriteBatch::new();
-        if let Some(old) = self.read_def(name)? {
-            self.drop_into(&mut batch, &old);
+        let replaced = self.read_def(name)?;
+        if let Some(old) = &replaced {
+            self.drop_into(&mut batch, old);
         }
         let table = self.create_into(&mut batch, name, indexes, autoinc_start)?;
         if temporary {
@@ -140,6 +141,9 @@ impl HandlerEngine {
             batch.delete_cf(&self.store.dd, &temporary_key(name));
         }
         self.store.db.write(batch)?;
+        if let Some(old) = &replaced {
+            self.free_dropped_files(old);
+        }
         let table = Arc::new(table);
         self.replace_cached(name, Some(Arc::clone(&table)));
         Ok(table)
@@ -158,6 +162,7 @@ impl HandlerEngine {
         batch.delete_cf(&self.store.dd, &table_key(name));
         batch.delete_cf(&self.store.dd, &temporary_key(name));
         self.store.db.write(batch)?;
+        self.free_dropped_files(&def);
         self.replace_cached(name, None);
         Ok(true)
     }
@@ -280,6 +285,7 @@ impl HandlerEngine {
         self.drop_into(&mut batch, &old);
         let table = self.create_into(&mut batch, name, &specs, 1)?;
         self.store.db.write(batch)?;
+        self.free_dropped_files(&old);
         let table = Arc::new(table);
         self.replace_cached(name, Some(Arc::clone(&table)));
         Ok(table)
@@ -476,6 +482,33 @@ impl HandlerEngine {
             batch.delete_range_cf(&self.store.data, &lo, &hi);
         }
         batch.delete_cf(&self.store.dd, &counters_key(def.table_id));
+    }
+
+    /// After the batch of [`Self::drop_into`] is written: removes at once the table files
+    /// that hold nothing but the dropped table's keys (`Db::delete_files_in_range`, as
+    /// MyRocks does on a drop), instead of leaving their bytes on disk until compaction
+    /// reaches them (an `ALTER TABLE` copy otherwise left the old copy's size taken). The
+    /// index ids of a dropped table are never read again (the server's metadata lock keeps
+    /// every session off the table while it is dropped, and new tables get new ids), so the
+    /// snapshots older than the drop do not keep the files. The drop has happened either
+    /// way: a failure here is logged, and compaction frees the space later.
+    fn free_dropped_files(&self, def: &TableDef) {
+        for ix in &def.indexes {
+            let lo = be32(ix.id);
+            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            if let Err(e) = self.store.db.delete_files_in_range(
+                &self.store.data,
+                &lo,
+                &hi,
+                OlderSnapshots::Ignore,
+            ) {
+                log::warn!(
+                    "table id {} index id {}: freeing the dropped index's files: {e}",
+                    def.table_id,
+                    ix.id
+                );
+            }
+        }
     }
 
     fn replace_cached(&self, name: &[u8], table: Option<Arc<Table>>) {

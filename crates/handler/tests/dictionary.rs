@@ -155,3 +155,55 @@ fn tables_keep_the_key_format_they_were_created_with() {
     drop((old, renamed));
     close(db, engine);
 }
+
+/// The table files of the default column family (where rows live).
+fn data_files(db: &riptide::Db) -> u64 {
+    db.statistics().levels.iter().map(|l| l.files as u64).sum()
+}
+
+#[test]
+fn dropped_and_truncated_tables_free_their_files_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = riptide::Options::default()
+        .write_buffer_size(256 << 10)
+        .target_file_size(64 << 10);
+    let db = std::sync::Arc::new(riptide::Db::open(dir.path(), opts).unwrap());
+    let engine = riptide_handler::HandlerEngine::open(std::sync::Arc::clone(&db)).unwrap();
+    let mut tables = Vec::new();
+    for name in [&b"gone"[..], b"emptied", b"kept"] {
+        let t = engine
+            .create_table(name, &[primary(), secondary("k", false)], 1)
+            .unwrap();
+        let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+        for i in 0..3_000u32 {
+            let pk = i.to_be_bytes();
+            s.insert(&t, &pk, &[k(&(i % 7).to_be_bytes())], &[b'r'; 200])
+                .unwrap();
+        }
+        s.commit().unwrap();
+        tables.push(t);
+    }
+    db.flush().unwrap();
+    db.compact_range(&db.default_cf(), None).unwrap();
+    let before = data_files(&db);
+    assert!(before > 20, "{before} files");
+
+    assert!(engine.drop_table(b"gone").unwrap());
+    let after_drop = data_files(&db);
+    let freed = db.statistics().range_files_deleted;
+    assert!(freed >= 5, "{freed} of {before} files freed by the drop");
+    assert_eq!(after_drop, before - freed);
+    engine.truncate_table(b"emptied").unwrap();
+    let freed_too = db.statistics().range_files_deleted - freed;
+    assert!(freed_too >= 5, "{freed_too} files freed by the truncate");
+    assert_eq!(data_files(&db), after_drop - freed_too);
+
+    // The kept table reads whole; the others are empty.
+    let kept = engine.open_table(b"kept").unwrap().expect("kept");
+    assert_eq!(index_entries(&engine, &kept, 0).len(), 3_000);
+    assert_eq!(index_entries(&engine, &kept, 1).len(), 3_000);
+    let emptied = engine.open_table(b"emptied").unwrap().expect("emptied");
+    assert!(index_entries(&engine, &emptied, 0).is_empty());
+    drop((tables, kept, emptied));
+    close(db, engine);
+}
