@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "riptide_shim.h"
 
@@ -272,50 +273,28 @@ void build_sysvars()
 
 /* ---------------------------------------------------------------------------------------
    Status variables: SHOW GLOBAL STATUS LIKE 'riptide%'. One SHOW_FUNC entry "riptide"
-   that, at query time, fills every statistic (riptide_stats_fill) into the server's scratch
-   buffer and returns there an array of SHOW_LONGLONG / SHOW_DOUBLE entries pointing at the
-   values (the server prefixes the names with "riptide_"). The buffer is the server's, one
-   per call, so concurrent and nested calls (a stored function reading GLOBAL_STATUS while
-   it is being listed) never share it. */
-
-/* How many statistics fit the buffer: each needs a SHOW_VAR and a value, plus the array's
-   terminating SHOW_VAR. Past it riptide_apply_options fails the plugin's init; a larger
-   table would need a second SHOW_FUNC entry (a second buffer). */
-constexpr size_t STATUS_CAPACITY= (SHOW_VAR_FUNC_BUFF_SIZE - sizeof(SHOW_VAR)) /
-                                  (sizeof(SHOW_VAR) + sizeof(riptide_stat_value_t));
-
-/* What show_riptide_vars lays out in the server's buffer. */
-struct Riptide_status_buffer
-{
-  SHOW_VAR vars[STATUS_CAPACITY + 1];
-  riptide_stat_value_t values[STATUS_CAPACITY];
-};
-static_assert(sizeof(Riptide_status_buffer) <= SHOW_VAR_FUNC_BUFF_SIZE,
-              "the status variables do not fit SHOW_VAR_FUNC_BUFF_SIZE");
-static_assert(alignof(Riptide_status_buffer) <= alignof(long),
-              "the server's buffer is only aligned for long");
+   that, at query time, fills every statistic (riptide_stats_fill) and returns an array of
+   SHOW_LONGLONG / SHOW_DOUBLE entries pointing at the values (the server prefixes the names
+   with "riptide_"). The array and the values are allocated on the statement's memory root
+   (thd_alloc, freed when the statement ends), one pair per call, so concurrent and nested
+   calls (a stored function reading GLOBAL_STATUS while it is being listed) never share
+   them, and their number has no limit. (Until 2026-11-29 they lived in the server's
+   scratch buffer of SHOW_VAR_FUNC_BUFF_SIZE bytes, which held 63: the 63rd statistic
+   filled it.) */
 
 /* The statistics in the order SHOW STATUS lists them (by name, as the server sorts its
    own); each is an index of riptide_stat_at. */
-size_t status_order[STATUS_CAPACITY];
-size_t status_count= 0;
-const char *status_problem= nullptr;
+std::vector<size_t> status_order;
 
 void build_status_order()
 {
   const size_t n= riptide_stat_count();
-  if (n > STATUS_CAPACITY)
-  {
-    status_problem= "more statistics than fit SHOW_VAR_FUNC_BUFF_SIZE (STATUS_CAPACITY in "
-                    "sysvars.cc)";
-    return;
-  }
+  status_order.resize(n);
   for (size_t i= 0; i < n; i++)
     status_order[i]= i;
-  std::sort(status_order, status_order + n, [](size_t a, size_t b) {
+  std::sort(status_order.begin(), status_order.end(), [](size_t a, size_t b) {
     return strcmp(riptide_stat_at(a)->name, riptide_stat_at(b)->name) < 0;
   });
-  status_count= n;
 }
 
 /* Fills both arrays when the server loads the plugin (dlopen), before it reads them. */
@@ -328,31 +307,44 @@ struct Build_at_load
   }
 } build_at_load;
 
-int show_riptide_vars(THD *, SHOW_VAR *var, void *buff, struct system_status_var *,
+/* An empty array in the server's scratch buffer (no database, or no memory). */
+int show_no_riptide_vars(SHOW_VAR *var, void *buff)
+{
+  SHOW_VAR *none= new (buff) SHOW_VAR{NullS, NullS, SHOW_LONG};
+  var->type= SHOW_ARRAY;
+  var->value= reinterpret_cast<char *>(none);
+  return 0;
+}
+
+int show_riptide_vars(THD *thd, SHOW_VAR *var, void *buff, struct system_status_var *,
                       enum enum_var_type)
 {
-  Riptide_status_buffer *b= new (buff) Riptide_status_buffer;
-  var->type= SHOW_ARRAY;
-  var->value= b->vars;
-  b->vars[0]= {NullS, NullS, SHOW_LONG};
-  if (!riptide_db)
-    return 0;
+  const size_t n= status_order.size();
+  if (!riptide_db || !thd)
+    return show_no_riptide_vars(var, buff);
+  auto *values= static_cast<riptide_stat_value_t *>(
+      thd_alloc(thd, n * sizeof(riptide_stat_value_t)));
+  auto *vars= static_cast<SHOW_VAR *>(thd_alloc(thd, (n + 1) * sizeof(SHOW_VAR)));
+  if (!values || !vars)
+    return show_no_riptide_vars(var, buff);
   char *err= nullptr;
-  riptide_status_t st= riptide_stats_fill(riptide_db, b->values, status_count, &err);
+  riptide_status_t st= riptide_stats_fill(riptide_db, values, n, &err);
   if (st != RIPTIDE_OK)
   {
     sql_print_warning("RIPTIDE: statistics: %s", riptide_take_message(st, err).c_str());
-    return 0;
+    return show_no_riptide_vars(var, buff);
   }
-  for (size_t i= 0; i < status_count; i++)
+  for (size_t i= 0; i < n; i++)
   {
     const size_t stat= status_order[i];
     const riptide_stat_t *s= riptide_stat_at(stat);
-    b->vars[i].name= s->name;
-    b->vars[i].value= &b->values[stat];
-    b->vars[i].type= s->kind == RIPTIDE_STAT_RATIO ? SHOW_DOUBLE : SHOW_LONGLONG;
+    vars[i].name= s->name;
+    vars[i].value= reinterpret_cast<char *>(&values[stat]);
+    vars[i].type= s->kind == RIPTIDE_STAT_RATIO ? SHOW_DOUBLE : SHOW_LONGLONG;
   }
-  b->vars[status_count]= {NullS, NullS, SHOW_LONG};
+  vars[n]= {NullS, NullS, SHOW_LONG};
+  var->type= SHOW_ARRAY;
+  var->value= reinterpret_cast<char *>(vars);
   return 0;
 }
 
@@ -446,11 +438,6 @@ bool riptide_apply_options(riptide_options_t *opts)
   {
     sql_print_error("RIPTIDE: the C ABI's server options lack riptide_data_dir (text) or "
                     "riptide_lock_wait_timeout (session, unsigned 64-bit)");
-    return false;
-  }
-  if (status_problem)
-  {
-    sql_print_error("RIPTIDE: status variables: %s", status_problem);
     return false;
   }
   char *err= nullptr;
