@@ -65,6 +65,7 @@ mod load;
 mod mix;
 mod plans;
 mod procedures;
+mod profile;
 mod random;
 mod report;
 mod schema;
@@ -74,7 +75,7 @@ mod txn;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use clap::Parser;
@@ -175,6 +176,11 @@ struct Args {
     /// writes per transaction for each engine. Not TPC-C's mix, so not a TPC-C result.
     #[arg(long, value_enum)]
     only: Option<mix::Kind>,
+    /// Profile each engine's server with `perf record` for this many seconds in the middle
+    /// of every measured run, and report its CPU per transaction by handler entry point
+    /// (needs `perf`; a diagnostic: perf's sampling costs the server a few percent).
+    #[arg(long)]
+    perf_seconds: Option<u64>,
     /// Seed of all random data and inputs.
     #[arg(long, default_value_t = 17)]
     seed: u64,
@@ -250,6 +256,7 @@ fn real_main() -> Result<bool> {
         conditions: lab.conditions.clone(),
         quick: q,
         seed: args.seed,
+        perf_seconds: args.perf_seconds.filter(|&n| n > 0),
         started: started(),
         command: command_line(),
     };
@@ -493,8 +500,29 @@ fn measure(
     let driver_before = ProcessCounters::read(me);
     let bar = phase_bar(mp, seconds, "s");
     let seed = s.seed.wrapping_add(run.wrapping_mul(1_000_003));
+    // `--perf-seconds`: the middle of each measured run.
+    let recording = match (s.perf_seconds, bench.server.pid()) {
+        (Some(n), Some(pid)) if run > 0 => {
+            let n = n.min(seconds);
+            let data = bench
+                .paths
+                .data()
+                .with_file_name(format!("perf-run{run}.data"));
+            let delay = Duration::from_secs((seconds - n) / 2);
+            Some(profile::Recording::start(pid, delay, n, &data))
+        }
+        _ => None,
+    };
     let outcome = terminal::run(target, w, s.terminals, seconds, seed, &bar);
     bar.finish_and_clear();
+    let profile = recording.and_then(|r| match r.finish() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            let engine = bench.engine.display();
+            mp.suspend(|| eprintln!("{engine}: no profile of run {run}: {e:#}"));
+            None
+        }
+    });
     let (tally, elapsed) = outcome.map_err(|e| bench.explain(e))?;
     let after = bench.server.counters();
     let server = before.zip(after).map(|(b, a)| a.since(&b));
@@ -535,6 +563,7 @@ fn measure(
         driver,
         cache,
         failures,
+        profile,
     })
 }
 

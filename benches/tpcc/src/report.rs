@@ -25,6 +25,9 @@ pub struct RunResult {
     pub cache: Option<CacheCounters>,
     /// The consistency check after the run: its failures (empty: passed).
     pub failures: Vec<String>,
+    /// Where the server's CPU went during the run (`--perf-seconds`; None: not asked, or
+    /// perf failed).
+    pub profile: Option<crate::profile::Profile>,
 }
 
 impl RunResult {
@@ -197,6 +200,8 @@ pub struct Setup {
     pub quick: bool,
     /// The random seed.
     pub seed: u64,
+    /// `--perf-seconds`: seconds of `perf record` in the middle of each measured run.
+    pub perf_seconds: Option<u64>,
     /// `date -u` at the start.
     pub started: String,
     /// The command line.
@@ -428,6 +433,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         }
     }
 
+    profile_section(&mut s, results);
     plans_section(&mut s, results);
 
     let records: Vec<&EngineRecord> = results.iter().map(|r| &r.record).collect();
@@ -446,6 +452,62 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
     );
     settings_and_failures(&mut s, &records);
     s
+}
+
+/// `--perf-seconds`: server CPU per transaction by handler entry point, of each engine's
+/// median run (crate::profile).
+fn profile_section(s: &mut String, results: &[EngineResult]) {
+    let profiled: Vec<(&EngineResult, &RunResult, &crate::profile::Profile)> = results
+        .iter()
+        .filter_map(|r| {
+            let run = r.median_run()?;
+            Some((r, run, run.profile.as_ref()?))
+        })
+        .collect();
+    if profiled.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Where the server's CPU goes (perf of the median run, by handler entry point)\n"
+    );
+    let mut header = String::from("| ms of server CPU per transaction |");
+    let mut rule = String::from("|---|");
+    for (r, _, _) in &profiled {
+        let _ = write!(header, " {} |", r.engine().display());
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    let mut rows: Vec<&str> = crate::profile::report_order()
+        .into_iter()
+        .filter(|c| profiled.iter().any(|(_, _, p)| p.share(c) > 0.0))
+        .collect();
+    rows.push("total");
+    for category in rows {
+        let mut line = format!("| {category} |");
+        for (_, run, p) in &profiled {
+            let cpu = run.cpu_ms_per_transaction();
+            let cell = match (category, cpu) {
+                ("total", Some(c)) => format!("**{c:.3}** ({} samples)", p.total()),
+                (_, Some(c)) => format!(
+                    "{:.3} ({:.1}%)",
+                    c * p.share(category),
+                    100.0 * p.share(category)
+                ),
+                _ => "-".into(),
+            };
+            let _ = write!(line, " {cell} |");
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    let _ = writeln!(
+        s,
+        "\nEach sample of `perf record -F 199 --call-graph dwarf` (the middle of every measured \
+         run) goes to the innermost handler entry point on its stack (benches/tpcc/src/\
+         profile.rs); a connection thread's sample with none is the SQL layer, any other \
+         thread's (or a cut stack) background work. The share of the samples times the run's \
+         server CPU per transaction gives the milliseconds (perf's own cost included)."
+    );
 }
 
 /// The plans after the warm-up: the statements whose plan differs from InnoDB's (or from
@@ -688,6 +750,7 @@ mod tests {
                 bloom_useful: Some(new_orders),
             }),
             failures: Vec::new(),
+            profile: None,
         }
     }
 
@@ -714,6 +777,7 @@ mod tests {
             },
             quick: true,
             seed: 1,
+            perf_seconds: None,
             started: "now".into(),
             command: "x".into(),
         }
@@ -768,6 +832,43 @@ mod tests {
         );
         let results = [EngineResult::new(Engine::Rocksdb)];
         assert!(results_csv(&setup(), &results).lines().count() == 2);
+    }
+
+    #[test]
+    fn report_has_the_profile_and_the_plans_that_differ() {
+        let mut a = EngineResult::new(Engine::Riptide);
+        let mut r = run(100, 2.0);
+        let mut samples = std::collections::BTreeMap::new();
+        samples.insert(crate::profile::SQL_LAYER, 3);
+        samples.insert(crate::profile::BACKGROUND, 1);
+        r.profile = Some(crate::profile::Profile { samples });
+        a.runs = vec![r];
+        let n = crate::plans::STATEMENTS.len();
+        let plan = |line: &str| crate::plans::Plan {
+            lines: vec![line.to_string()],
+            rows: vec!["1".to_string()],
+        };
+        a.plans = vec![plan("1 | SIMPLE | t | const | PRIMARY"); n];
+        let mut b = EngineResult::new(Engine::Innodb);
+        b.runs = vec![run(100, 2.0)];
+        b.plans = a.plans.clone();
+        b.plans[1] = plan("1 | SIMPLE | t | ALL | NULL");
+        let md = markdown(&setup(), &[a, b]);
+        // 0.1 CPU-seconds per 201 transactions: 0.4975 ms a transaction, 3 of 4 samples SQL;
+        // categories without a sample are left out.
+        assert!(
+            md.contains("| SQL layer (parser, optimizer, procedures) | 0.373 (75.0%) |"),
+            "{md}"
+        );
+        assert!(md.contains("| total | **0.498** (4 samples) |"), "{md}");
+        assert!(!md.contains("| row deletes |"), "{md}");
+        assert!(
+            md.contains(&format!(
+                "**Plans that differ from InnoDB's:** {} (Riptide).",
+                crate::plans::STATEMENTS[1].0
+            )),
+            "{md}"
+        );
     }
 
     #[test]
