@@ -12,10 +12,9 @@
 //! without being read.
 
 use std::sync::Arc;
-
-use riptide_common::range_del::RangeTombstoneSet;
 use std::sync::atomic::Ordering;
 
+use riptide_common::range_del::RangeTombstoneSet;
 use riptide_common::{CfId, Result, SeqNo};
 use riptide_compaction::{TableHandle, VersionEdit};
 
