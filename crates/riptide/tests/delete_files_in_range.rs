@@ -9,8 +9,11 @@
     clippy::indexing_slicing
 )]
 
+mod common;
+
 use std::path::Path;
 
+use common::keys;
 use riptide::{Db, OlderSnapshots, Options, ReadOptions, SyncMode};
 
 /// Keys of two "tables": `a` (dropped by the tests) and `b` (kept).
@@ -52,17 +55,6 @@ fn sst_bytes(dir: &Path) -> u64 {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
         .map(|e| e.metadata().unwrap().len())
         .sum()
-}
-
-fn keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
-    let mut it = db.iter(opts).unwrap();
-    it.seek_to_first().unwrap();
-    let mut out = Vec::new();
-    while it.valid() {
-        out.push(it.key().to_vec());
-        it.next().unwrap();
-    }
-    out
 }
 
 fn table(t: char, range: std::ops::Range<u32>) -> Vec<Vec<u8>> {

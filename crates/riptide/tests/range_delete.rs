@@ -12,8 +12,11 @@
     clippy::indexing_slicing
 )]
 
+mod common;
+
 use std::sync::Arc;
 
+use common::keys;
 use riptide::{ColumnFamily, Db, ErrorKind, Options, ReadOptions, SyncMode, WriteBatch};
 use riptide_common::ValueKind;
 
@@ -40,17 +43,6 @@ fn v(i: u32, round: u32) -> Vec<u8> {
 
 fn delete_range(db: &Db, start: &[u8], end: &[u8]) {
     db.delete_range(start, end).unwrap();
-}
-
-fn keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
-    let mut it = db.iter(opts).unwrap();
-    it.seek_to_first().unwrap();
-    let mut out = Vec::new();
-    while it.valid() {
-        out.push(it.key().to_vec());
-        it.next().unwrap();
-    }
-    out
 }
 
 fn keys_rev(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {

@@ -1,6 +1,23 @@
-//! Helpers shared by the model tests.
+//! Helpers shared by the model tests and the range-delete tests.
+// Each test file uses some of them.
+#![allow(dead_code)]
 
 use std::collections::HashMap;
+
+use riptide::{Db, ReadOptions};
+
+/// Every key a forward scan with `opts` returns, in order (panics on an error: test code).
+#[allow(clippy::unwrap_used)]
+pub fn keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
+    let mut it = db.iter(opts).unwrap();
+    it.seek_to_first().unwrap();
+    let mut out = Vec::new();
+    while it.valid() {
+        out.push(it.key().to_vec());
+        it.next().unwrap();
+    }
+    out
+}
 
 /// RocksDB's single-delete contract, per key: a single delete is allowed only when the key
 /// was put exactly once since its previous single delete and never deleted otherwise. Tests
