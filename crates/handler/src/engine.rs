@@ -12,7 +12,8 @@ use riptide::{ColumnFamily, Db, Error, ErrorKind, OlderSnapshots, ReadOptions, W
 use crate::error::Result;
 use crate::format::{
     self, DD_CF_NAME, FIRST_ID, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, StoredCounters,
-    TableDef, VERSION_KEY, be32, counters_key, prefix_successor, table_key, temporary_key,
+    TableDef, VERSION_KEY, counters_key, index_key_range, prefix_successor, table_key,
+    temporary_key,
 };
 use crate::session::{Session, SessionOptions};
 use crate::table::{Store, Table, load_counters};
@@ -313,8 +314,7 @@ impl HandlerEngine {
             .iter()
             .enumerate()
             .map(|(i, ix)| {
-                let lo = be32(ix.id).to_vec();
-                let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+                let (lo, hi) = index_key_range(ix.id);
                 (i, lo, hi)
             })
             .collect();
@@ -477,8 +477,7 @@ impl HandlerEngine {
     /// Adds to `batch` the deletion of a table's keys and counters (not its name entry).
     fn drop_into(&self, batch: &mut WriteBatch, def: &TableDef) {
         for ix in &def.indexes {
-            let lo = be32(ix.id);
-            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            let (lo, hi) = index_key_range(ix.id);
             batch.delete_range_cf(&self.store.data, &lo, &hi);
         }
         batch.delete_cf(&self.store.dd, &counters_key(def.table_id));
@@ -494,8 +493,7 @@ impl HandlerEngine {
     /// way: a failure here is logged, and compaction frees the space later.
     fn free_dropped_files(&self, def: &TableDef) {
         for ix in &def.indexes {
-            let lo = be32(ix.id);
-            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            let (lo, hi) = index_key_range(ix.id);
             if let Err(e) = self.store.db.delete_files_in_range(
                 &self.store.data,
                 &lo,

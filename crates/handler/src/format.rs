@@ -186,6 +186,14 @@ pub fn prefix_successor(p: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The key range `[lo, hi)` of every entry of index `index_id`: its 4-byte prefix and that
+/// prefix's successor (past every 4-byte prefix for the last id).
+pub(crate) fn index_key_range(index_id: u32) -> (Vec<u8>, Vec<u8>) {
+    let lo = be32(index_id).to_vec();
+    let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+    (lo, hi)
+}
+
 /// Primary (or hidden pk) key: index id + pk.
 pub(crate) fn primary_key(index_id: u32, pk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(4 + pk.len());

@@ -10,7 +10,7 @@ use riptide::{ColumnFamily, Db, ReadOptions};
 use crate::error::Result;
 use crate::format::{
     self, IndexDef, IndexKind, StoredCounters, TableDef, be32, counters_key, encode_counters,
-    prefix_successor,
+    index_key_range, prefix_successor,
 };
 
 /// How many auto-increment values one dictionary write reserves beyond what is asked.
@@ -372,8 +372,7 @@ impl Table {
     /// tombstones no snapshot needs.
     pub fn compact(&self) -> Result<()> {
         for n in 0..self.index_count() {
-            let lo = self.index_prefix(n)?;
-            let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xff; 5]);
+            let (lo, hi) = index_key_range(self.index(n)?.id);
             self.store
                 .db
                 .compact_range(&self.store.data, Some((&lo[..], &hi[..])))?;
