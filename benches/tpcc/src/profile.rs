@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
@@ -158,19 +158,18 @@ pub fn report_order() -> Vec<&'static str> {
 
 /// A `perf record` of the server `pid` that starts after `delay` and lasts `seconds`.
 pub struct Recording {
-    child: Option<Child>,
     data: PathBuf,
-    waiter: Option<std::thread::JoinHandle<Result<Child>>>,
+    recorder: std::thread::JoinHandle<Result<()>>,
 }
 
 impl Recording {
     /// Starts a thread that waits `delay`, then runs `perf record` on `pid` for `seconds`
-    /// into `data`.
+    /// into `data` and waits for it.
     pub fn start(pid: u32, delay: Duration, seconds: u64, data: &Path) -> Recording {
         let path = data.to_path_buf();
-        let waiter = std::thread::spawn(move || -> Result<Child> {
+        let recorder = std::thread::spawn(move || -> Result<()> {
             std::thread::sleep(delay);
-            Command::new("perf")
+            let status = Command::new("perf")
                 .args([
                     "record",
                     "-q",
@@ -188,36 +187,35 @@ impl Recording {
                 .arg(seconds.to_string())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
-                .spawn()
-                .context("starting `perf record` (is perf installed? `apt-get install linux-perf`)")
+                .status()
+                .context(
+                    "running `perf record` (is perf installed? `apt-get install linux-perf`)",
+                )?;
+            if !status.success() {
+                bail!("`perf record -p {pid}` failed ({status})");
+            }
+            Ok(())
         });
         Recording {
-            child: None,
             data: data.to_path_buf(),
-            waiter: Some(waiter),
+            recorder,
         }
     }
 
     /// Waits for the recording and attributes its samples.
-    pub fn finish(mut self) -> Result<Profile> {
-        if let Some(w) = self.waiter.take() {
-            let child = w
-                .join()
-                .map_err(|_| anyhow::anyhow!("the perf thread panicked"))??;
-            self.child = Some(child);
-        }
-        if let Some(mut c) = self.child.take() {
-            let status = c.wait().context("waiting for `perf record`")?;
-            if !status.success() {
-                bail!("`perf record` failed ({status})");
-            }
-        }
+    pub fn finish(self) -> Result<Profile> {
+        self.recorder
+            .join()
+            .map_err(|_| anyhow::anyhow!("the perf thread panicked"))??;
         let out = Command::new("perf")
             .args(["script", "-F", "comm,tid,ip,sym", "--no-inline", "-i"])
             .arg(&self.data)
             .stderr(Stdio::null())
             .output()
-            .context("running `perf script`")?;
+            .context("running `perf script`");
+        // The recording is large (about 5 MB a second); what it says is kept.
+        let _ = std::fs::remove_file(&self.data);
+        let out = out?;
         if !out.status.success() {
             bail!(
                 "`perf script -i {}` failed ({})",
@@ -227,8 +225,6 @@ impl Recording {
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let samples = attribute(&text);
-        // The recording is large (about 5 MB a second); what it says is kept.
-        let _ = std::fs::remove_file(&self.data);
         Ok(Profile { samples })
     }
 }
