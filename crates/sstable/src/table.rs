@@ -121,6 +121,51 @@ impl Readahead {
     }
 }
 
+/// The first read-ahead of an iterator that reads consecutive blocks from the file.
+pub const AUTO_READAHEAD_INITIAL: usize = 8 * 1024;
+/// The largest read-ahead of such an iterator (each further read doubles it up to this).
+pub const AUTO_READAHEAD_MAX: usize = 256 * 1024;
+/// Consecutive blocks an iterator reads from the file, one at a time, before it reads ahead.
+pub const AUTO_READAHEAD_AFTER: u32 = 2;
+
+/// Read-ahead that a user's iterator turns on by itself (RocksDB's auto read-ahead): tables
+/// are opened with random-access advice (no kernel read-ahead), so a point read or a short
+/// range reads only its blocks, but a long forward scan should not pay one read per block.
+/// After [`AUTO_READAHEAD_AFTER`] blocks read from the file one after another, each further
+/// miss reads [`AUTO_READAHEAD_INITIAL`] bytes, doubling up to [`AUTO_READAHEAD_MAX`]. Blocks
+/// taken from the buffer enter the block cache like any other read by a user. Any jump
+/// (a seek elsewhere, a step backwards) starts over and frees the buffer.
+#[derive(Debug)]
+pub(crate) struct AutoReadahead {
+    /// Where the block after the last one loaded starts.
+    next_offset: u64,
+    /// Consecutive blocks read from the file (not the cache) since the last jump.
+    file_reads: u32,
+    buf: Readahead,
+}
+
+impl AutoReadahead {
+    pub(crate) fn new() -> Self {
+        AutoReadahead {
+            next_offset: u64::MAX,
+            file_reads: 0,
+            buf: Readahead::new(0),
+        }
+    }
+
+    /// Notes that the block at `offset` of `len` bytes (trailer included) is wanted; false
+    /// when it does not follow the last one, which starts over.
+    fn follow(&mut self, offset: u64, len: u64) -> bool {
+        let sequential = offset == self.next_offset;
+        self.next_offset = offset.saturating_add(len);
+        if !sequential {
+            self.file_reads = 0;
+            self.buf = Readahead::new(0);
+        }
+        sequential
+    }
+}
+
 /// Buffers reused by [`Table::get`] on each thread, so a lookup on a warm cache allocates
 /// nothing but its result.
 #[derive(Default)]
@@ -366,6 +411,10 @@ impl Table {
         open_counter: Option<Arc<AtomicU64>>,
     ) -> Result<Arc<Table>> {
         let file = fs.open_read(path).at("open table", path)?;
+        // Point reads and seeks land anywhere in a table: no kernel read-ahead around them
+        // (scans read ahead themselves, see `Readahead`). Advice only: a refusal leaves the
+        // reads as they were, so it is no reason to fail the open.
+        let _ = file.advise_random();
         let file_size = file.len().at("stat table", path)?;
         let ctx = || format!("table {}", path.display());
         if file_size < MIN_FOOTER_LEN as u64 {
@@ -652,6 +701,12 @@ impl Table {
         {
             return Ok(b);
         }
+        self.read_data_block(handle)
+    }
+
+    /// The data block at `handle`, read from the file alone and put into the cache (the
+    /// cache has been asked already).
+    fn read_data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
         let data = self.read_block_contents(handle, "data", self.data_end)?;
         self.blocks_read.fetch_add(1, Ordering::Relaxed);
         self.bytes_read
@@ -668,6 +723,42 @@ impl Table {
         Ok(block)
     }
 
+    /// The data block at `handle` for a user's iterator: [`Self::data_block`], reading ahead
+    /// once the iterator reads consecutive blocks from the file (see [`AutoReadahead`]).
+    pub(crate) fn data_block_auto(
+        &self,
+        handle: BlockHandle,
+        auto: &mut AutoReadahead,
+    ) -> Result<Arc<Block>> {
+        let sequential = auto.follow(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64);
+        let Some(cache) = &self.cache else {
+            return self.data_block(handle);
+        };
+        if let Some(b) = cache.get_data(self.id, handle.offset) {
+            return Ok(b);
+        }
+        let len = self.checked_block_size(handle, "data", self.data_end)? + BLOCK_TRAILER_LEN;
+        if !sequential
+            || (auto.file_reads < AUTO_READAHEAD_AFTER && !auto.buf.covers(handle.offset, len))
+        {
+            auto.file_reads = auto.file_reads.saturating_add(1);
+            return self.read_data_block(handle);
+        }
+        if !auto.buf.covers(handle.offset, len) {
+            auto.buf.window = match auto.buf.window {
+                0 => AUTO_READAHEAD_INITIAL,
+                w => (w * 2).min(AUTO_READAHEAD_MAX),
+            };
+        }
+        let block = self.read_through(handle, &mut auto.buf)?;
+        cache.insert(
+            self.id,
+            handle.offset,
+            CachedBlock::Data(Arc::clone(&block)),
+        );
+        Ok(block)
+    }
+
     /// The data block at `handle` for a sequential scan that must not disturb the block
     /// cache (compaction): a cached copy is used, but a block read from the file is not
     /// inserted. Reads go through `readahead`, which fetches many blocks per read.
@@ -681,6 +772,13 @@ impl Table {
         {
             return Ok(b);
         }
+        self.read_through(handle, readahead)
+    }
+
+    /// The data block at `handle`, taken from `readahead`'s buffer, which is refilled with
+    /// one read of `readahead.window` bytes (at least the block) from the block on when it
+    /// does not hold it. Not cached here.
+    fn read_through(&self, handle: BlockHandle, readahead: &mut Readahead) -> Result<Arc<Block>> {
         let size = self.checked_block_size(handle, "data", self.data_end)?;
         let len = size + BLOCK_TRAILER_LEN;
         if !readahead.covers(handle.offset, len) {

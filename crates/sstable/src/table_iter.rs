@@ -6,7 +6,7 @@ use std::sync::Arc;
 use riptide_common::{Error, InternalIterator, Result};
 
 use crate::block::{Block, BlockIter};
-use crate::table::{Readahead, Table};
+use crate::table::{AutoReadahead, Readahead, Table};
 
 /// A bidirectional cursor over every entry of a [`Table`], in internal-key order. It owns an
 /// `Arc` of the table, of its index block (fetched at the first positioning call, through the
@@ -19,9 +19,19 @@ pub struct TableIterator {
     data: Option<BlockIter<Arc<Block>>>,
     /// Offset of the block held in `data`.
     data_offset: u64,
-    /// Set for a scan that reads ahead and leaves the block cache alone
+    /// How blocks missing from the cache are read.
+    reads: BlockReads,
+}
+
+/// How a [`TableIterator`] reads the blocks the block cache does not have.
+#[derive(Debug)]
+enum BlockReads {
+    /// A user's iterator: one block per read, reading ahead by itself once it reads
+    /// consecutive blocks; what it reads enters the cache.
+    Auto(AutoReadahead),
+    /// A scan that reads ahead from the start and leaves the block cache alone
     /// ([`Table::scan_iter`]).
-    readahead: Option<Readahead>,
+    Scan(Readahead),
 }
 
 impl std::fmt::Debug for TableIterator {
@@ -40,13 +50,13 @@ impl TableIterator {
             index: None,
             data: None,
             data_offset: 0,
-            readahead: None,
+            reads: BlockReads::Auto(AutoReadahead::new()),
         }
     }
 
     pub(crate) fn new_scan(table: Arc<Table>, readahead: Readahead) -> Self {
         TableIterator {
-            readahead: Some(readahead),
+            reads: BlockReads::Scan(readahead),
             ..Self::new(table)
         }
     }
@@ -113,9 +123,9 @@ impl TableIterator {
         if self.data.is_some() && self.data_offset == handle.offset {
             return Ok(true);
         }
-        let block = match self.readahead.as_mut() {
-            Some(ra) => self.table.data_block_for_scan(handle, ra),
-            None => self.table.data_block(handle),
+        let block = match &mut self.reads {
+            BlockReads::Scan(ra) => self.table.data_block_for_scan(handle, ra),
+            BlockReads::Auto(auto) => self.table.data_block_auto(handle, auto),
         };
         match block {
             Ok(block) => {

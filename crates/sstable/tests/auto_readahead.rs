@@ -1,0 +1,252 @@
+//! Tables are opened with random-access advice, so the kernel reads no more than a lookup
+//! asks for; a user's iterator then reads ahead by itself once it reads consecutive blocks
+//! from the file (RocksDB's auto read-ahead), and what it reads enters the block cache.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use riptide_common::InternalIterator;
+use riptide_common::fs::{
+    CreateMode, DirEntry, FileLock, FileSystem, Metadata, RandomAccessFile, RealFs, WritableFile,
+};
+use riptide_sstable::{
+    AUTO_READAHEAD_AFTER, AUTO_READAHEAD_INITIAL, AUTO_READAHEAD_MAX, BlockCache, CacheId,
+    Compression, Table, TableOptions, TableReadOptions,
+};
+
+/// What the tables opened through a [`CountingFs`] asked of their files.
+#[derive(Debug, Default)]
+struct Counts {
+    reads: AtomicU64,
+    bytes: AtomicU64,
+    largest: AtomicU64,
+    advised: AtomicU64,
+}
+
+/// The real file system, counting the reads and the advice of the files it opens.
+#[derive(Debug, Default)]
+struct CountingFs(Arc<Counts>);
+
+#[derive(Debug)]
+struct CountingFile(Box<dyn RandomAccessFile>, Arc<Counts>);
+
+impl RandomAccessFile for CountingFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.1.reads.fetch_add(1, Ordering::Relaxed);
+        self.1.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        self.1
+            .largest
+            .fetch_max(buf.len() as u64, Ordering::Relaxed);
+        self.0.read_exact_at(buf, offset)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.0.len()
+    }
+    fn advise_random(&self) -> io::Result<()> {
+        self.1.advised.fetch_add(1, Ordering::Relaxed);
+        self.0.advise_random()
+    }
+}
+
+impl FileSystem for CountingFs {
+    fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
+        RealFs.create(path, mode)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        Ok(Box::new(CountingFile(
+            RealFs.open_read(path)?,
+            Arc::clone(&self.0),
+        )))
+    }
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        RealFs.truncate(path, len)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        RealFs.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        RealFs.remove_file(path)
+    }
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        RealFs.list_dir(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        RealFs.create_dir_all(dir)
+    }
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        RealFs.metadata(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        RealFs.sync_dir(dir)
+    }
+    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        RealFs.lock_file(path)
+    }
+}
+
+impl CountingFs {
+    fn reads(&self) -> u64 {
+        self.0.reads.load(Ordering::Relaxed)
+    }
+    fn bytes(&self) -> u64 {
+        self.0.bytes.load(Ordering::Relaxed)
+    }
+    /// The largest read since the last [`Self::forget_largest`].
+    fn largest(&self) -> u64 {
+        self.0.largest.load(Ordering::Relaxed)
+    }
+    fn forget_largest(&self) {
+        self.0.largest.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A table of many 1 KiB blocks, opened through `fs` with its own block cache (index and
+/// filter pinned, so only data blocks are read after the open).
+fn table(dir: &Path, fs: &CountingFs, entries: &common::Entries) -> (Arc<Table>, Arc<BlockCache>) {
+    let path = dir.join("t.sst");
+    common::write_table(
+        &path,
+        entries,
+        TableOptions {
+            block_size: 1024,
+            compression: Compression::None,
+            ..TableOptions::default()
+        },
+    );
+    let cache = Arc::new(BlockCache::new(64 << 20));
+    let opts = TableReadOptions {
+        cache_index_and_filter: false,
+    };
+    let t = Table::open_in(
+        fs,
+        &path,
+        Some(Arc::clone(&cache)),
+        &opts,
+        CacheId::unique(),
+    )
+    .unwrap();
+    // The open reads the index and the filter whole; only what comes after counts.
+    fs.forget_largest();
+    (t, cache)
+}
+
+#[test]
+fn tables_are_opened_with_random_access_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let (_t, _) = table(dir.path(), &fs, &common::simple_entries(100, 10));
+    assert_eq!(fs.0.advised.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_long_forward_scan_reads_ahead_in_growing_windows_and_fills_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let entries = common::simple_entries(12_000, 50);
+    let (t, cache) = table(dir.path(), &fs, &entries);
+    let blocks = t.properties().data_blocks;
+    assert!(blocks > 600, "{blocks} blocks");
+    let (reads0, bytes0) = (fs.reads(), fs.bytes());
+
+    let mut it = t.iter();
+    let mut seen = Vec::new();
+    it.seek_to_first().unwrap();
+    while it.valid() {
+        seen.push((it.key().to_vec(), it.value().to_vec()));
+        it.next().unwrap();
+    }
+    assert_eq!(seen, entries);
+
+    let reads = fs.reads() - reads0;
+    // One block at a time until AUTO_READAHEAD_AFTER blocks in a row came from the file,
+    // then windows of 8, 16, ... 256 KiB: a handful of reads, not one per block.
+    let data = t.properties().data_size;
+    let doubling = (AUTO_READAHEAD_MAX / AUTO_READAHEAD_INITIAL).ilog2() as u64 + 1;
+    let most = u64::from(AUTO_READAHEAD_AFTER) + doubling + data / AUTO_READAHEAD_MAX as u64 + 1;
+    assert!(
+        reads <= most,
+        "{reads} reads for {blocks} blocks ({data} bytes); at most {most} expected"
+    );
+    assert_eq!(
+        fs.largest(),
+        AUTO_READAHEAD_MAX as u64,
+        "the window grows to the maximum"
+    );
+    // Nothing beyond the data blocks is read, and nothing twice but the part of a block
+    // that a window ends in the middle of (the next window starts at that block).
+    let bytes = fs.bytes() - bytes0;
+    assert!(
+        bytes <= data + reads * 1100,
+        "{bytes} bytes read for {data}"
+    );
+    // Every block the scan used is in the cache: a second scan reads nothing.
+    assert_eq!(cache.stats().data.inserts, blocks);
+    let before = fs.reads();
+    let mut again = t.iter();
+    again.seek_to_first().unwrap();
+    let mut n = 0;
+    while again.valid() {
+        n += 1;
+        again.next().unwrap();
+    }
+    assert_eq!(n, entries.len());
+    assert_eq!(fs.reads(), before);
+}
+
+#[test]
+fn seeks_to_scattered_keys_read_only_their_own_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let entries = common::simple_entries(6000, 50);
+    let (t, _cache) = table(dir.path(), &fs, &entries);
+    let (reads0, bytes0) = (fs.reads(), fs.bytes());
+    // One iterator, many seeks far apart (each lands in a block of its own), a few steps
+    // after each: a short range per seek, as a range query reads.
+    let mut it = t.iter();
+    let mut seeks = 0;
+    for i in (0..entries.len() - 10).step_by(211) {
+        it.seek(&entries[i].0).unwrap();
+        assert_eq!(it.key(), &entries[i].0[..]);
+        it.next().unwrap();
+        seeks += 1;
+    }
+    let reads = fs.reads() - reads0;
+    let bytes = fs.bytes() - bytes0;
+    // A seek plus a step may cross into the next block: at most two blocks per seek, each
+    // read alone (no window).
+    assert!(
+        reads >= seeks && reads <= 2 * seeks,
+        "{reads} reads for {seeks} seeks"
+    );
+    assert!(
+        fs.largest() < AUTO_READAHEAD_INITIAL as u64,
+        "a window was read: {}",
+        fs.largest()
+    );
+    assert!(bytes <= reads * 1200, "{bytes} bytes in {reads} reads");
+}
+
+#[test]
+fn a_backward_scan_reads_block_by_block_and_returns_every_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let entries = common::simple_entries(3000, 50);
+    let (t, _cache) = table(dir.path(), &fs, &entries);
+    let blocks = t.properties().data_blocks;
+    let reads0 = fs.reads();
+    let mut it = t.iter();
+    let mut back = Vec::new();
+    it.seek_to_last().unwrap();
+    while it.valid() {
+        back.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev().unwrap();
+    }
+    back.reverse();
+    assert_eq!(back, entries);
+    assert_eq!(fs.reads() - reads0, blocks);
+}
