@@ -18,6 +18,13 @@ pub const AUTOINC_RESERVE: u64 = 1000;
 /// How many hidden row ids one dictionary write reserves.
 pub const ROWID_RESERVE: u64 = 10_000;
 
+/// [`Table::estimate_range`]: entries that must lie in data blocks wholly inside a range
+/// before its estimate may stand without a count.
+pub const ESTIMATE_FLOOR: u64 = 16;
+/// [`Table::estimate_range`]: a range estimated at no more than this fraction (1/N) of the
+/// table's rows may stand without a count.
+pub const ESTIMATE_SHARE: u64 = 64;
+
 /// What the engine, its tables and its sessions share.
 pub(crate) struct Store {
     pub(crate) db: Arc<Db>,
@@ -296,7 +303,7 @@ impl Table {
         if let Some(h) = hi {
             opts = opts.upper_bound(h);
         }
-        if approx.at_least >= limit {
+        if approx.at_least >= limit || self.estimate_suffices(approx) {
             return Ok(approx.about);
         }
         let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
@@ -310,6 +317,19 @@ impl Table {
             it.next()?;
         }
         Ok(count)
+    }
+
+    /// True when the index blocks' estimate of a range is good enough without a count: the
+    /// range covers whole data blocks ([`ESTIMATE_FLOOR`] entries or more surely inside it,
+    /// so it is no range of a few keys that one block boundary could inflate to a block per
+    /// table) and is at most 1/[`ESTIMATE_SHARE`] of the table's rows by the estimate, which
+    /// leans high. Such a range is a small part of the table whatever its exact count, so
+    /// the optimizer's choice between it and a scan does not turn on it; counting it read
+    /// and merged every entry of it first (a quarter of the server's CPU in sysbench's
+    /// `oltp_read_only`, whose ranges are 100 rows: benches/RESULTS.md, 2026-11-29).
+    fn estimate_suffices(&self, approx: riptide::EntryEstimate) -> bool {
+        approx.at_least >= ESTIMATE_FLOOR
+            && approx.about.saturating_mul(ESTIMATE_SHARE) <= self.row_estimate()
     }
 
     /// [`Table::estimate_range`] between key tuples of index `n` (MariaDB's

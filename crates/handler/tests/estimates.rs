@@ -241,3 +241,57 @@ fn a_small_range_across_block_boundaries_of_many_tables_is_counted() {
     drop(t);
     close(db, engine);
 }
+
+/// Block cache lookups (hits and misses, every block kind) made so far.
+fn block_lookups(db: &riptide::Db) -> u64 {
+    let s = db.statistics();
+    s.block_cache_hits + s.block_cache_misses
+}
+
+/// Fills table `name` with `rows` rows of 400-byte values (keys 0, 1, ...) and flushes.
+fn big_rows_table(
+    db: &riptide::Db,
+    engine: &riptide_handler::HandlerEngine,
+    name: &[u8],
+    rows: u32,
+) -> std::sync::Arc<riptide_handler::Table> {
+    let t = engine.create_table(name, &[primary()], 1).unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    for i in 0..rows {
+        s.insert(&t, &i.to_be_bytes(), &[], &[7u8; 400]).unwrap();
+    }
+    s.commit().unwrap();
+    drop(s);
+    db.flush().unwrap();
+    t
+}
+
+/// A range that covers whole data blocks and is a small share of its table (200 rows of
+/// 20,000, about 20 blocks of 4 KiB) is answered from the index blocks, without reading
+/// its entries, to within a block per table; the same range in a table of 12,000 rows,
+/// where it is more than 1/64 of the rows, is still counted exactly.
+#[test]
+fn a_range_that_is_a_small_share_of_a_big_table_is_estimated_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let lo = 10_000u32.to_be_bytes();
+    let hi = 10_200u32.to_be_bytes();
+
+    let big = big_rows_table(&db, &engine, b"big", 20_000);
+    let before = block_lookups(&db);
+    let got = big.estimate_range(0, &lo, Some(&hi), 256).unwrap();
+    let lookups = block_lookups(&db) - before;
+    assert!(
+        got.abs_diff(200) <= 50,
+        "estimate {got}, expected about 200"
+    );
+    // The approximation reads an index block and one data block per table; counting would
+    // have looked up each of the range's ~20 data blocks.
+    assert!(lookups <= 8, "{lookups} block lookups for an estimate");
+
+    let small = big_rows_table(&db, &engine, b"small", 12_000);
+    assert_eq!(small.row_estimate(), 12_000);
+    assert_eq!(small.estimate_range(0, &lo, Some(&hi), 256).unwrap(), 200);
+    drop((big, small));
+    close(db, engine);
+}
