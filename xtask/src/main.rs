@@ -7,6 +7,7 @@
 mod fuzz;
 mod mariadb;
 mod mariadb_crash;
+mod pgo;
 mod sqlcheck;
 mod sysbench;
 
@@ -51,7 +52,13 @@ enum Verb {
     /// Idempotent: a no-op when done. Needs root.
     Setup,
     /// Builds the MariaDB plugin target/plugin/ha_riptide.so (runs setup if needed).
-    Plugin,
+    Plugin {
+        /// Also a profile-guided build, target/plugin-pgo/ha_riptide.so: instrumented, trained
+        /// on `tpcc --quick` and `sysbench --quick` (Riptide only), rebuilt with the profile
+        /// (installs Debian's llvm-19 for llvm-profdata if needed; about 10 minutes).
+        #[arg(long)]
+        pgo: bool,
+    },
     /// Starts a private MariaDB server (data in target/mariadb) with Riptide loaded and prints
     /// how to connect. Reuses a running server of ours unless the plugin was rebuilt since it
     /// started (then restarts it).
@@ -404,7 +411,13 @@ fn main() -> Result<()> {
         Verb::Ci => test(false),
         Verb::Demo { keys } => demo(keys),
         Verb::Setup => mariadb::setup().map(|_| ()),
-        Verb::Plugin => mariadb::plugin().map(|_| ()),
+        Verb::Plugin { pgo } => {
+            mariadb::plugin()?;
+            if pgo {
+                pgo::plugin_pgo()?;
+            }
+            Ok(())
+        }
         Verb::Run => mariadb::run_server(),
         Verb::Stop => mariadb::stop(),
         Verb::Mtr { suites, args } => mariadb::mtr(suites, args),

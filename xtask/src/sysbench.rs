@@ -16,10 +16,10 @@ use anyhow::{Context, Result};
 use crate::{cargo, mariadb, root, run};
 
 /// Debian's MyRocks plugin (package mariadb-plugin-rocksdb).
-const ROCKSDB_SO: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
+pub(crate) const ROCKSDB_SO: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
 
 /// Links `link` to `to` unless it already points there.
-fn link(to: &Path, link: &Path) -> Result<()> {
+pub(crate) fn link(to: &Path, link: &Path) -> Result<()> {
     if fs::read_link(link).ok().as_deref() == Some(to) {
         return Ok(());
     }
