@@ -150,6 +150,10 @@ enum Verb {
         /// A small run (minutes): the smoke test `cargo xtask test` runs.
         #[arg(long)]
         quick: bool,
+        /// Riptide from the profile-guided build (`cargo xtask plugin --pgo`, rebuilt first;
+        /// benches/RESULTS.md has what it gains).
+        #[arg(long)]
+        pgo: bool,
         /// Extra arguments for riptide-sysbench (after `--`), e.g. `-- --durable`.
         #[arg(last = true)]
         args: Vec<String>,
@@ -163,6 +167,10 @@ enum Verb {
         /// `cargo xtask test` runs.
         #[arg(long)]
         quick: bool,
+        /// Riptide from the profile-guided build (`cargo xtask plugin --pgo`, rebuilt first;
+        /// benches/RESULTS.md has what it gains).
+        #[arg(long)]
+        pgo: bool,
         /// Extra arguments for riptide-tpcc (after `--`), e.g. `-- --warehouses 10
         /// --terminals 4 --runs 2` (`-- --help` lists them).
         #[arg(last = true)]
@@ -268,12 +276,13 @@ fn test(no_lint: bool) -> Result<()> {
     bench(false, false, true, Vec::new(), BenchProfile::Tests)?;
     sysbench::sysbench(
         true,
+        false,
         ["--time", "5", "--warmup", "2"].map(String::from).to_vec(),
     )?;
     // TPC-C in its small form on Riptide and InnoDB (MyRocks left out to stay within CI's
     // time budget: it would add about a minute and a half and checks nothing of ours); any
     // consistency failure fails the run.
-    sysbench::tpcc(true, Vec::new())?;
+    sysbench::tpcc(true, false, Vec::new())?;
     eprintln!(
         "\nall checks passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -457,7 +466,7 @@ fn main() -> Result<()> {
             quick,
             args,
         } => bench(micro, rocksdb, quick, args, BenchProfile::Release),
-        Verb::Sysbench { quick, args } => sysbench::sysbench(quick, args),
-        Verb::Tpcc { quick, args } => sysbench::tpcc(quick, args),
+        Verb::Sysbench { quick, pgo, args } => sysbench::sysbench(quick, pgo, args),
+        Verb::Tpcc { quick, pgo, args } => sysbench::tpcc(quick, pgo, args),
     }
 }

@@ -30,17 +30,26 @@ pub(crate) fn link(to: &Path, link: &Path) -> Result<()> {
 
 /// Prepares the servers (MariaDB, the plugin, `target/<verb>/plugin`) and runs the
 /// benchmark binary of `package` with its work and result folders under `target/`.
-fn capped_benchmark(verb: &str, package: &str, quick: bool, args: Vec<String>) -> Result<()> {
+fn capped_benchmark(
+    verb: &str,
+    package: &str,
+    quick: bool,
+    pgo: bool,
+    args: Vec<String>,
+) -> Result<()> {
     mariadb::setup()?;
     mariadb::plugin()?;
     let target = root().join("target");
+    let riptide_so = if pgo {
+        crate::pgo::plugin_pgo()?;
+        crate::pgo::pgo_plugin_so()
+    } else {
+        target.join("plugin").join("ha_riptide.so")
+    };
     let plugin_dir = target.join(verb).join("plugin");
     fs::create_dir_all(&plugin_dir)
         .with_context(|| format!("creating {}", plugin_dir.display()))?;
-    link(
-        &target.join("plugin").join("ha_riptide.so"),
-        &plugin_dir.join("ha_riptide.so"),
-    )?;
+    link(&riptide_so, &plugin_dir.join("ha_riptide.so"))?;
     link(Path::new(ROCKSDB_SO), &plugin_dir.join("ha_rocksdb.so"))?;
     let mut c = cargo();
     // The `ci` profile: the driver's own speed does not matter, and CI has built its
@@ -59,12 +68,12 @@ fn capped_benchmark(verb: &str, package: &str, quick: bool, args: Vec<String>) -
     run(&format!("{verb} comparison ({package})"), c)
 }
 
-/// `cargo xtask sysbench [--quick] [-- riptide-sysbench args]`.
-pub fn sysbench(quick: bool, args: Vec<String>) -> Result<()> {
-    capped_benchmark("sysbench", "riptide-sysbench", quick, args)
+/// `cargo xtask sysbench [--quick] [--pgo] [-- riptide-sysbench args]`.
+pub fn sysbench(quick: bool, pgo: bool, args: Vec<String>) -> Result<()> {
+    capped_benchmark("sysbench", "riptide-sysbench", quick, pgo, args)
 }
 
-/// `cargo xtask tpcc [--quick] [-- riptide-tpcc args]`.
-pub fn tpcc(quick: bool, args: Vec<String>) -> Result<()> {
-    capped_benchmark("tpcc", "riptide-tpcc", quick, args)
+/// `cargo xtask tpcc [--quick] [--pgo] [-- riptide-tpcc args]`.
+pub fn tpcc(quick: bool, pgo: bool, args: Vec<String>) -> Result<()> {
+    capped_benchmark("tpcc", "riptide-tpcc", quick, pgo, args)
 }
