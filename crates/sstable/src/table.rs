@@ -156,16 +156,14 @@ impl AutoReadahead {
         }
     }
 
-    /// Notes that the block at `offset` of `len` bytes (trailer included) is wanted; false
-    /// when it does not follow the last one, which starts over.
-    fn follow(&mut self, offset: u64, len: u64) -> bool {
-        let sequential = offset == self.next_offset;
-        self.next_offset = offset.saturating_add(len);
-        if !sequential {
+    /// Notes that the block at `offset` of `len` bytes (trailer included) is wanted; one
+    /// that does not follow the last one starts over (no file reads counted, no buffer).
+    fn follow(&mut self, offset: u64, len: u64) {
+        if offset != self.next_offset {
             self.file_reads = 0;
             self.buf = Readahead::new(0);
         }
-        sequential
+        self.next_offset = offset.saturating_add(len);
     }
 }
 
@@ -415,7 +413,7 @@ impl Table {
     ) -> Result<Arc<Table>> {
         let file = fs.open_read(path).at("open table", path)?;
         // Point reads and seeks land anywhere in a table: no kernel read-ahead around them
-        // (scans read ahead themselves, see `Readahead`). Advice only: a refusal leaves the
+        // (iterators read ahead themselves, see `AutoReadahead`). Advice only: a refusal leaves the
         // reads as they were, so it is no reason to fail the open.
         let _ = file.advise_random();
         let file_size = file.len().at("stat table", path)?;
@@ -733,7 +731,7 @@ impl Table {
         handle: BlockHandle,
         auto: &mut AutoReadahead,
     ) -> Result<Arc<Block>> {
-        let sequential = auto.follow(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64);
+        auto.follow(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64);
         let Some(cache) = &self.cache else {
             return self.data_block(handle);
         };
@@ -741,13 +739,13 @@ impl Table {
             return Ok(b);
         }
         let len = self.checked_block_size(handle, "data", self.data_end)? + BLOCK_TRAILER_LEN;
-        if !sequential
-            || (auto.file_reads < AUTO_READAHEAD_AFTER && !auto.buf.covers(handle.offset, len))
-        {
-            auto.file_reads = auto.file_reads.saturating_add(1);
-            return self.read_data_block(handle);
-        }
         if !auto.buf.covers(handle.offset, len) {
+            // A jump reset the count (and the buffer), so the first blocks after one are
+            // read alone.
+            if auto.file_reads < AUTO_READAHEAD_AFTER {
+                auto.file_reads += 1;
+                return self.read_data_block(handle);
+            }
             auto.buf.window = match auto.buf.window {
                 0 => AUTO_READAHEAD_INITIAL,
                 w => (w * 2).min(AUTO_READAHEAD_MAX),
