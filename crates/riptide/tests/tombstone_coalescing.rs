@@ -10,6 +10,8 @@
     clippy::indexing_slicing
 )]
 
+mod common;
+
 use riptide::{Db, Options, ReadOptions, ValueKind};
 
 fn key(i: u32) -> Vec<u8> {
@@ -34,17 +36,6 @@ fn has_range_tombstone(db: &Db, k: &[u8]) -> bool {
         .any(|v| v.kind == ValueKind::RangeDelete)
 }
 
-fn live_keys(db: &Db, opts: ReadOptions<'_>) -> Vec<Vec<u8>> {
-    let mut it = db.iter(opts).unwrap();
-    it.seek_to_first().unwrap();
-    let mut out = Vec::new();
-    while it.valid() {
-        out.push(it.key().to_vec());
-        it.next().unwrap();
-    }
-    out
-}
-
 #[test]
 fn a_fully_deleted_run_becomes_a_range_tombstone() {
     let dir = tempfile::tempdir().unwrap();
@@ -63,12 +54,12 @@ fn a_fully_deleted_run_becomes_a_range_tombstone() {
         !has_range_tombstone(&db, &key(700)),
         "nothing beyond the run"
     );
-    let live = live_keys(&db, ReadOptions::default());
+    let live = common::keys(&db, ReadOptions::default());
     assert_eq!(live.len(), 400);
     assert_eq!(live[0], key(600));
     // The snapshot from before the deletes still sees all 1000 keys.
     assert_eq!(
-        live_keys(&db, ReadOptions::default().snapshot(&before)).len(),
+        common::keys(&db, ReadOptions::default().snapshot(&before)).len(),
         1000
     );
     assert_eq!(
@@ -86,7 +77,7 @@ fn a_fully_deleted_run_becomes_a_range_tombstone() {
     drop(before);
     db.close().unwrap();
     let db = open(dir.path());
-    assert_eq!(live_keys(&db, ReadOptions::default()).len(), 401);
+    assert_eq!(common::keys(&db, ReadOptions::default()).len(), 401);
     assert_eq!(db.get(&key(11)).unwrap(), None);
 }
 
@@ -109,7 +100,7 @@ fn a_live_key_inside_the_run_prevents_coalescing() {
         "must not coalesce over a live key"
     );
     assert_eq!(db.get(&key(250)).unwrap(), Some(b"v".to_vec()));
-    let live = live_keys(&db, ReadOptions::default());
+    let live = common::keys(&db, ReadOptions::default());
     assert_eq!(live.len(), 401);
     assert_eq!(live[0], key(250));
 }
@@ -131,7 +122,7 @@ fn short_runs_and_runs_broken_by_puts_stay_point_tombstones() {
     }
     db.flush().unwrap();
     assert!(!has_range_tombstone(&db, &key(10)));
-    let live = live_keys(&db, ReadOptions::default());
+    let live = common::keys(&db, ReadOptions::default());
     assert_eq!(live.len(), 20);
     assert!(
         live.iter()
