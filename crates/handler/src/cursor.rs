@@ -314,17 +314,18 @@ impl Cursor {
                     it.prev()?;
                 }
             }
-            Seek::AtOrBefore => {
-                match &successor {
-                    Some(s) => it.seek(s)?,
-                    None => Self::park_at_end(it)?,
+            // The last entry before the key's successor: one backward seek of every level
+            // (a forward seek and a step back would seek each of them twice, the step
+            // turning the merge around).
+            Seek::AtOrBefore => match &successor {
+                Some(s) => {
+                    it.seek_for_prev(s)?;
+                    if it.valid() && it.key() == s.as_slice() {
+                        it.prev()?;
+                    }
                 }
-                if it.valid() {
-                    it.prev()?;
-                } else {
-                    it.seek_to_last()?;
-                }
-            }
+                None => it.seek_to_last()?,
+            },
         }
         self.resync = false;
         let found = self.settle(session, it, how.forward())?;
