@@ -5,10 +5,11 @@
 //! and each sample is attributed to the innermost **handler entry point** on it
 //! (`handler::ha_index_read_idx_map` is a point read, `ha_index_read_map` a positioning
 //! read, `multi_range_read_info_const` the optimizer's estimates, `ha_commit_trans` the
-//! commit, ...). A connection thread's sample with none is the SQL layer; any other thread's
-//! (and a connection's whose stack was cut) is background work. The same rule for every
-//! engine, so InnoDB, whose own functions have no symbols in Debian's `mariadbd`, compares
-//! with the others by what the server asked of it. Each category's share of the samples,
+//! commit, ...). A connection thread's sample with none is the SQL layer; a sample of
+//! Riptide's own flush or compaction threads (known by their names) counts as such; any
+//! other thread's (and a connection's whose stack was cut) is other background work. The
+//! same rule for every engine, so InnoDB, whose own functions have no symbols in Debian's
+//! `mariadbd`, compares with the others by what the server asked of it. Each category's share of the samples,
 //! times the run's server CPU per transaction, gives milliseconds per transaction (perf's
 //! own cost inflates both a little). The tables in benches/RESULTS.md since 2026-11-28 were
 //! made this way by hand.
@@ -70,14 +71,30 @@ pub const CATEGORIES: [(&str, &[&str]); 10] = [
 
 /// The category of a sample of a connection thread without a handler entry point.
 pub const SQL_LAYER: &str = "SQL layer (parser, optimizer, procedures)";
-/// The category of every other sample.
-pub const BACKGROUND: &str = "background threads (and cut stacks)";
+/// The category of a sample of Riptide's flush threads (named `riptide-flush-N`).
+pub const RIPTIDE_FLUSH: &str = "Riptide flush threads";
+/// The category of a sample of Riptide's compaction threads (`riptide-compact-N`, which
+/// the kernel cuts to 15 bytes: `riptide-compact`).
+pub const RIPTIDE_COMPACTION: &str = "Riptide compaction threads";
+/// The category of every other sample: the server's and the other engines' background
+/// threads (InnoDB's and RocksDB's are not told apart: their threads carry the server's
+/// name), and connection threads whose stack was cut.
+pub const BACKGROUND: &str = "other background threads (and cut stacks)";
+
+/// Thread names (`comm`) that open a category of their own, whatever the stack.
+const THREAD_CATEGORIES: [(&str, &str); 2] = [
+    ("riptide-flush", RIPTIDE_FLUSH),
+    ("riptide-compact", RIPTIDE_COMPACTION),
+];
 
 /// Frames that mark a connection thread's stack.
 const CONNECTION_FRAMES: [&str; 3] = ["do_command", "dispatch_command", "handle_one_connection"];
 
-/// The category of one sample, from its frames, innermost first.
-pub fn category(frames: &[&str]) -> &'static str {
+/// The category of one sample, from its thread's name and its frames, innermost first.
+pub fn category(comm: &str, frames: &[&str]) -> &'static str {
+    if let Some((_, name)) = THREAD_CATEGORIES.iter().find(|(c, _)| comm.starts_with(c)) {
+        return name;
+    }
     for f in frames {
         for (name, marks) in CATEGORIES {
             if marks.iter().any(|m| f.contains(m)) {
@@ -96,23 +113,26 @@ pub fn category(frames: &[&str]) -> &'static str {
 }
 
 /// Samples per category of `perf script -F comm,tid,ip,sym` output: a header line per
-/// sample, then one `ip symbol` line per frame, innermost first, then a blank line.
+/// sample (`comm tid`), then one `ip symbol` line per frame, innermost first, then a blank
+/// line.
 pub fn attribute(script: &str) -> BTreeMap<&'static str, u64> {
     let mut counts = BTreeMap::new();
     let mut frames: Vec<&str> = Vec::new();
+    let mut comm = "";
     let mut in_sample = false;
-    let mut flush = |frames: &mut Vec<&str>, in_sample: &mut bool| {
+    let mut flush = |comm: &str, frames: &mut Vec<&str>, in_sample: &mut bool| {
         if *in_sample {
-            *counts.entry(category(frames)).or_insert(0) += 1;
+            *counts.entry(category(comm, frames)).or_insert(0) += 1;
         }
         frames.clear();
         *in_sample = false;
     };
     for line in script.lines() {
         if line.trim().is_empty() {
-            flush(&mut frames, &mut in_sample);
+            flush(comm, &mut frames, &mut in_sample);
         } else if !in_sample {
             in_sample = true;
+            comm = line.trim_start();
         } else {
             let sym = line
                 .trim()
@@ -121,7 +141,7 @@ pub fn attribute(script: &str) -> BTreeMap<&'static str, u64> {
             frames.push(sym);
         }
     }
-    flush(&mut frames, &mut in_sample);
+    flush(comm, &mut frames, &mut in_sample);
     counts
 }
 
@@ -152,6 +172,7 @@ impl Profile {
 pub fn report_order() -> Vec<&'static str> {
     let mut v = vec![SQL_LAYER];
     v.extend(CATEGORIES.iter().map(|(n, _)| *n));
+    v.extend(THREAD_CATEGORIES.iter().map(|(_, n)| *n));
     v.push(BACKGROUND);
     v
 }
@@ -250,16 +271,21 @@ mariadbd 102
 riptide-compact 103
 \t7f01 riptide_sstable::block::BlockBuilder::add
 
+riptide-flush-0 105
+\t7f01 riptide_memtable::Memtable::iter
+
 mariadbd 104
 \t7f06 [unknown]
 ";
         let c = attribute(script);
         assert_eq!(c.get("point reads (index_read_idx_map)"), Some(&1));
         assert_eq!(c.get(SQL_LAYER), Some(&1));
-        assert_eq!(c.get(BACKGROUND), Some(&2));
-        assert_eq!(c.values().sum::<u64>(), 4);
+        assert_eq!(c.get(RIPTIDE_COMPACTION), Some(&1));
+        assert_eq!(c.get(RIPTIDE_FLUSH), Some(&1));
+        assert_eq!(c.get(BACKGROUND), Some(&1));
+        assert_eq!(c.values().sum::<u64>(), 5);
         let p = Profile { samples: c };
-        assert!((p.share(SQL_LAYER) - 0.25).abs() < 1e-9);
-        assert_eq!(report_order().len(), CATEGORIES.len() + 2);
+        assert!((p.share(SQL_LAYER) - 0.2).abs() < 1e-9);
+        assert_eq!(report_order().len(), CATEGORIES.len() + 4);
     }
 }

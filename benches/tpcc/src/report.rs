@@ -504,9 +504,12 @@ fn profile_section(s: &mut String, results: &[EngineResult]) {
         s,
         "\nEach sample of `perf record -F 199 --call-graph dwarf` (the middle of every measured \
          run) goes to the innermost handler entry point on its stack (benches/tpcc/src/\
-         profile.rs); a connection thread's sample with none is the SQL layer, any other \
-         thread's (or a cut stack) background work. The share of the samples times the run's \
-         server CPU per transaction gives the milliseconds (perf's own cost included)."
+         profile.rs); a connection thread's sample with none is the SQL layer; Riptide's \
+         flush and compaction threads are told apart by their names; any other thread's (or \
+         a cut stack) is other background work (InnoDB's page cleaners and purge, RocksDB's \
+         flushes and compactions, the server's own threads). The share of the samples times \
+         the run's server CPU per transaction gives the milliseconds (perf's own cost \
+         included)."
     );
 }
 
