@@ -275,17 +275,18 @@ void ha_riptide::plan_keyread(riptide_hsession_t *s)
   }
 }
 
-/* Tells a locking read where its range ends (handler::end_range, set by
-   read_range_first before it positions, reset by ha_index_init), so that its forward steps
-   do not lock past it: up to and including the end key for HA_READ_AFTER_KEY (and EXACT),
-   below it for HA_READ_BEFORE_KEY, as compare_key decides. A backward read (`forward`
-   false) has none: the steps after it go on to the end. Plain reads keep none (HANDLER
-   reads go on past a range). A call only when the end is or was set. */
+/* Tells the cursor where a forward read's range ends (handler::end_range, set by
+   read_range_first before it positions, reset by ha_index_init): up to and including the
+   end key for HA_READ_AFTER_KEY (and EXACT), below it for HA_READ_BEFORE_KEY, as
+   compare_key decides. A locking read's forward steps do not lock past it; every read
+   takes it as its read-ahead limit (the blocks of the range are read at once), and plain
+   reads still step past it (HANDLER reads go on past a range). A backward read (`forward`
+   false) has none: the steps after it go on to the end. A call only when the end is or
+   was set. */
 int ha_riptide::set_range_end(bool forward)
 {
-  bool locking= cursor_mode != RIPTIDE_HCURSOR_SNAPSHOT;
   bool has_end= forward && end_range;
-  if (!locking || (!has_end && !range_end_set))
+  if (!has_end && !range_end_set)
     return 0;
   std::string end;
   bool inclusive= false;

@@ -29,6 +29,12 @@ pub trait InternalIterator: Send {
     fn key(&self) -> &[u8];
     /// The current entry's value. Only meaningful while valid.
     fn value(&self) -> &[u8];
+    /// A hint for the forward scans that follow the next positioning calls: they will not
+    /// go on to user keys at or past `limit` (`None`: no such end known). A source that
+    /// reads from files may fetch the blocks up to there in one read; nothing else changes,
+    /// an iterator still steps past the limit when asked. Sources that read nothing ignore
+    /// it (the default).
+    fn set_readahead_limit(&mut self, _limit: Option<&[u8]>) {}
 }
 
 impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
@@ -58,6 +64,9 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
     }
     fn value(&self) -> &[u8] {
         (**self).value()
+    }
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        (**self).set_readahead_limit(limit)
     }
 }
 

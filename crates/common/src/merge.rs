@@ -282,6 +282,12 @@ impl InternalIterator for MergingIterator {
     fn value(&self) -> &[u8] {
         self.current().map(|c| c.value()).unwrap_or(&[])
     }
+
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        for c in &mut self.children {
+            c.set_readahead_limit(limit);
+        }
+    }
 }
 
 #[cfg(test)]

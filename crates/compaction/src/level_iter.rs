@@ -25,6 +25,9 @@ pub struct LevelIterator {
     tables: Vec<Arc<TableHandle>>,
     /// The table the cursor is in (an index into `tables`) and its iterator.
     current: Option<(usize, HandleIterator)>,
+    /// The read-ahead limit given to every table iterator it opens
+    /// ([`InternalIterator::set_readahead_limit`]).
+    readahead_limit: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for LevelIterator {
@@ -43,6 +46,7 @@ impl LevelIterator {
         LevelIterator {
             tables,
             current: None,
+            readahead_limit: None,
         }
     }
 
@@ -51,7 +55,9 @@ impl LevelIterator {
     fn table_iter(&mut self, index: usize) -> Option<&mut HandleIterator> {
         if self.current.as_ref().is_none_or(|(i, _)| *i != index) {
             let handle = self.tables.get(index)?;
-            self.current = Some((index, handle.iter()));
+            let mut it = handle.iter();
+            it.set_readahead_limit(self.readahead_limit.as_deref());
+            self.current = Some((index, it));
         }
         self.current.as_mut().map(|(_, it)| it)
     }
@@ -176,5 +182,15 @@ impl InternalIterator for LevelIterator {
 
     fn value(&self) -> &[u8] {
         self.current.as_ref().map_or(&[], |(_, it)| it.value())
+    }
+
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        if self.readahead_limit.as_deref() == limit {
+            return;
+        }
+        self.readahead_limit = limit.map(<[u8]>::to_vec);
+        if let Some((_, it)) = self.current.as_mut() {
+            it.set_readahead_limit(limit);
+        }
     }
 }

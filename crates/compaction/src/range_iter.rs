@@ -72,6 +72,9 @@ impl<I: InternalIterator> InternalIterator for RangeIterator<I> {
     fn value(&self) -> &[u8] {
         self.inner.value()
     }
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        self.inner.set_readahead_limit(limit)
+    }
 }
 
 #[cfg(test)]

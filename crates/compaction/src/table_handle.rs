@@ -259,4 +259,9 @@ impl InternalIterator for HandleIterator {
     fn value(&self) -> &[u8] {
         self.inner.as_ref().map_or(&[], |i| i.value())
     }
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        if let Ok(i) = self.inner.as_mut() {
+            i.set_readahead_limit(limit);
+        }
+    }
 }

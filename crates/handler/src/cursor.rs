@@ -252,7 +252,9 @@ impl Cursor {
     /// entry that starts with `tuple` (`inclusive`) or before the first one; `None`: at the
     /// end of the index. A locking read does not lock the first entry past it under READ
     /// COMMITTED (under REPEATABLE READ and SERIALIZABLE it is next-key locked, as InnoDB
-    /// does). Plain reads ignore it.
+    /// does). Every read, plain or locking, also takes it as its read-ahead limit: a forward
+    /// read fetches the blocks of a level up to there at once (see
+    /// [`riptide::DbIterator::set_readahead_limit`]); plain reads still step past it.
     pub fn set_range_end(&mut self, end: Option<(&[u8], bool)>) {
         self.range_end = end.and_then(|(tuple, inclusive)| {
             let key = self.full_key(tuple);
@@ -301,6 +303,12 @@ impl Cursor {
         let mut guard = slot.0.lock();
         let it = self.iterator(session, &mut guard)?;
         it.set_stop(stop.as_deref());
+        let ahead = if how.forward() {
+            self.scan_end(if exact { successor.as_deref() } else { None })
+        } else {
+            None
+        };
+        it.set_readahead_limit(ahead);
         match how {
             Seek::AtOrAfter => it.seek(&key)?,
             Seek::After => match &successor {
@@ -339,6 +347,7 @@ impl Cursor {
         let mut guard = slot.0.lock();
         let it = self.iterator(session, &mut guard)?;
         it.set_stop(stop.as_deref());
+        it.set_readahead_limit(self.range_end.as_deref());
         it.seek_to_first()?;
         self.resync = false;
         self.settle(session, it, true)
@@ -350,6 +359,7 @@ impl Cursor {
         let mut guard = slot.0.lock();
         let it = self.iterator(session, &mut guard)?;
         it.set_stop(None);
+        it.set_readahead_limit(None);
         it.seek_to_last()?;
         self.resync = false;
         self.settle(session, it, false)
@@ -494,11 +504,15 @@ impl Cursor {
         if !self.mode.stops_at_range_end() {
             return None;
         }
+        self.scan_end(also).map(<[u8]>::to_vec)
+    }
+
+    /// Where a forward scan is known to end: the smaller of the range end and `also` (the
+    /// end of an exact prefix), in any mode; `None` when neither is known.
+    fn scan_end<'a>(&'a self, also: Option<&'a [u8]>) -> Option<&'a [u8]> {
         match (self.range_end.as_deref(), also) {
-            (Some(a), Some(b)) => Some(a.min(b).to_vec()),
-            (Some(a), None) => Some(a.to_vec()),
-            (None, Some(b)) => Some(b.to_vec()),
-            (None, None) => None,
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -568,6 +582,7 @@ impl Cursor {
         it.set_stop(stop.as_deref());
         if self.resync {
             self.resync = false;
+            it.set_readahead_limit(if forward { self.scan_end(also) } else { None });
             if forward {
                 it.seek(&self.pos)?;
                 if it.valid() && it.key() == self.pos.as_slice() {

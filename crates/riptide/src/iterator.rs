@@ -160,6 +160,8 @@ pub struct DbIterator {
     scan_flush_trigger: u64,
     /// Set for an iterator at a registered snapshot (see [`Refresher`]).
     refresher: Option<Refresher>,
+    /// Where the caller's forward scans end ([`DbIterator::set_readahead_limit`]).
+    readahead_limit: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for DbIterator {
@@ -195,7 +197,27 @@ impl DbIterator {
             view,
             scan_flush_trigger: 0,
             refresher: None,
+            readahead_limit: None,
         })
+    }
+
+    /// Tells the iterator that the forward scans after the next positioning calls end
+    /// before user key `limit` (`None`: not known), so the tables read the blocks up to
+    /// there at once when the first one is not cached (see
+    /// [`InternalIterator::set_readahead_limit`]). A hint about cost only: the iterator
+    /// still steps on past it if asked. A wide limit makes positioning reads read more, so
+    /// give only an end the scan is expected to reach (a range's end).
+    pub fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        if self.readahead_limit.as_deref() == limit {
+            return;
+        }
+        self.readahead_limit = limit.map(<[u8]>::to_vec);
+        self.merged.set_readahead_limit(limit);
+    }
+
+    /// The read-ahead limit last set ([`DbIterator::set_readahead_limit`]).
+    pub(crate) fn readahead_limit(&self) -> Option<&[u8]> {
+        self.readahead_limit.as_deref()
     }
 
     /// Lets the iterator move to newer views of `cf` during a long forward scan (see
@@ -242,6 +264,8 @@ impl DbIterator {
         };
         self.range_dels = set.map(Self::range_dels);
         self.merged = view.merged_iter_within(self.lower.as_deref(), self.upper.as_deref());
+        self.merged
+            .set_readahead_limit(self.readahead_limit.as_deref());
         self.view = view;
         true
     }

@@ -50,7 +50,8 @@ pub use options::{Compression, TableOptions, TableReadOptions};
 pub use properties::TableProperties;
 pub use table::{
     AUTO_READAHEAD_AFTER, AUTO_READAHEAD_INITIAL, AUTO_READAHEAD_MAX, BloomChecks, EntryEstimate,
-    Table, TableStats, TableValue, bloom_checks_by_gets, data_blocks_read_by_gets,
+    SPAN_READAHEAD_MAX, Table, TableStats, TableValue, bloom_checks_by_gets,
+    data_blocks_read_by_gets,
 };
 pub use table_cache::{TableCache, TableCacheStats};
 pub use table_iter::TableIterator;

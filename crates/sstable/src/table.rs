@@ -125,6 +125,12 @@ impl Readahead {
 pub const AUTO_READAHEAD_INITIAL: usize = 16 * 1024;
 /// The largest read-ahead of such an iterator (each further read doubles it up to this).
 pub const AUTO_READAHEAD_MAX: usize = 256 * 1024;
+/// The most a read-ahead limit makes an iterator read at once after a jump (see
+/// [`AutoReadahead`]): eight 4 KiB blocks, a range of a few hundred short rows. The limit is
+/// where the scan may end at most (a query with `LIMIT 1` over a wide range stops far
+/// before it), so this bounds what a wrong guess costs; a scan that goes on reads ahead in
+/// growing windows as any other.
+pub const SPAN_READAHEAD_MAX: usize = 32 * 1024;
 /// Consecutive blocks an iterator reads from the file, one at a time, before it reads ahead:
 /// the block a seek lands in, then read-ahead from the next one on. A positioning read of
 /// a row or two stays in its block; one that steps into the next block is a range scan (a
@@ -138,6 +144,11 @@ pub const AUTO_READAHEAD_AFTER: u32 = 1;
 /// miss reads [`AUTO_READAHEAD_INITIAL`] bytes, doubling up to [`AUTO_READAHEAD_MAX`]. Blocks
 /// taken from the buffer enter the block cache like any other read by a user. Any jump
 /// (a seek elsewhere, a step backwards) starts over and frees the buffer.
+///
+/// When the iterator knows where its scan ends (a read-ahead limit, see
+/// [`riptide_common::InternalIterator::set_readahead_limit`]), the first miss after a jump
+/// reads every block up to the one holding the limit at once (at most
+/// [`SPAN_READAHEAD_MAX`] bytes): a range over three blocks of a level is one read, not two.
 #[derive(Debug)]
 pub(crate) struct AutoReadahead {
     /// Where the block after the last one loaded starts.
@@ -726,10 +737,13 @@ impl Table {
 
     /// The data block at `handle` for a user's iterator: [`Self::data_block`], reading ahead
     /// once the iterator reads consecutive blocks from the file (see [`AutoReadahead`]).
+    /// `span_end` tells, when asked (a miss right after a jump), where the blocks the scan
+    /// is known to need end: the offset just past the last one (`None`: not known).
     pub(crate) fn data_block_auto(
         &self,
         handle: BlockHandle,
         auto: &mut AutoReadahead,
+        span_end: impl FnOnce() -> Result<Option<u64>>,
     ) -> Result<Arc<Block>> {
         auto.follow(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64);
         let Some(cache) = &self.cache else {
@@ -741,15 +755,22 @@ impl Table {
         let len = self.checked_block_size(handle, "data", self.data_end)? + BLOCK_TRAILER_LEN;
         if !auto.buf.covers(handle.offset, len) {
             // A jump reset the count (and the buffer), so the first blocks after one are
-            // read alone.
-            if auto.file_reads < AUTO_READAHEAD_AFTER {
+            // read alone, unless the scan is known to need the blocks after it.
+            if auto.file_reads == 0
+                && let Some(end) = span_end()?
+                && end > handle.offset + len as u64
+            {
+                auto.file_reads = AUTO_READAHEAD_AFTER;
+                auto.buf.window = ((end - handle.offset) as usize).min(SPAN_READAHEAD_MAX);
+            } else if auto.file_reads < AUTO_READAHEAD_AFTER {
                 auto.file_reads += 1;
                 return self.read_data_block(handle);
+            } else {
+                auto.buf.window = match auto.buf.window {
+                    0 => AUTO_READAHEAD_INITIAL,
+                    w => (w * 2).min(AUTO_READAHEAD_MAX),
+                };
             }
-            auto.buf.window = match auto.buf.window {
-                0 => AUTO_READAHEAD_INITIAL,
-                w => (w * 2).min(AUTO_READAHEAD_MAX),
-            };
         }
         let block = self.read_through(handle, &mut auto.buf)?;
         cache.insert(

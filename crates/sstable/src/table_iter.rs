@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
+use riptide_common::key::user_key;
 use riptide_common::{Error, InternalIterator, Result};
 
 use crate::block::{Block, BlockIter};
-use crate::table::{AutoReadahead, Readahead, Table};
+use crate::format::{BLOCK_TRAILER_LEN, BlockHandle};
+use crate::table::{AutoReadahead, Readahead, SPAN_READAHEAD_MAX, Table};
 
 /// A bidirectional cursor over every entry of a [`Table`], in internal-key order. It owns an
 /// `Arc` of the table, of its index block (fetched at the first positioning call, through the
@@ -21,6 +23,9 @@ pub struct TableIterator {
     data_offset: u64,
     /// How blocks missing from the cache are read.
     reads: BlockReads,
+    /// The user key forward scans are known to end before
+    /// ([`InternalIterator::set_readahead_limit`]).
+    readahead_limit: Option<Vec<u8>>,
 }
 
 /// How a [`TableIterator`] reads the blocks the block cache does not have.
@@ -51,6 +56,7 @@ impl TableIterator {
             data: None,
             data_offset: 0,
             reads: BlockReads::Auto(AutoReadahead::new()),
+            readahead_limit: None,
         }
     }
 
@@ -110,8 +116,9 @@ impl TableIterator {
     }
 
     /// Loads the data block the index is on (none if the index is invalid); returns whether a
-    /// block is loaded.
-    fn load_block(&mut self) -> Result<bool> {
+    /// block is loaded. `forward`: for a forward move, which may read ahead to the
+    /// read-ahead limit.
+    fn load_block(&mut self, forward: bool) -> Result<bool> {
         let Some(index) = self.index.as_ref().filter(|i| i.valid()) else {
             self.data = None;
             return Ok(false);
@@ -123,9 +130,13 @@ impl TableIterator {
         if self.data.is_some() && self.data_offset == handle.offset {
             return Ok(true);
         }
+        let table = &self.table;
+        let limit = self.readahead_limit.as_deref().filter(|_| forward);
         let block = match &mut self.reads {
-            BlockReads::Scan(ra) => self.table.data_block_for_scan(handle, ra),
-            BlockReads::Auto(auto) => self.table.data_block_auto(handle, auto),
+            BlockReads::Scan(ra) => table.data_block_for_scan(handle, ra),
+            BlockReads::Auto(auto) => table.data_block_auto(handle, auto, || {
+                limit.map_or(Ok(None), |l| span_end(table, index, l).map(Some))
+            }),
         };
         match block {
             Ok(block) => {
@@ -161,7 +172,7 @@ impl TableIterator {
                 return Ok(());
             }
             self.index_op(|i| i.next())?;
-            if !self.load_block()? {
+            if !self.load_block(true)? {
                 return Ok(());
             }
             self.with_data(|d| d.seek_to_first())?;
@@ -177,13 +188,37 @@ impl TableIterator {
                 return Ok(());
             }
             self.index_op(|i| i.prev())?;
-            if !self.load_block()? {
+            if !self.load_block(false)? {
                 return Ok(());
             }
             self.with_data(|d| d.seek_to_last())?;
         }
         Ok(())
     }
+}
+
+/// The offset just past the blocks a forward scan from the block `index` is on needs when
+/// it ends before user key `limit`: that block, and each next one while the separator
+/// before it (at least every key of the block before, and below every key of the next)
+/// sorts below `limit`; at most [`SPAN_READAHEAD_MAX`] bytes from the first.
+fn span_end(table: &Table, index: &BlockIter<Arc<Block>>, limit: &[u8]) -> Result<u64> {
+    let mut it = BlockIter::new(index.block());
+    it.seek(index.key())?;
+    let first = table.decode_handle(it.value())?;
+    let block_end = |h: BlockHandle| h.offset + h.size + BLOCK_TRAILER_LEN as u64;
+    let mut end = block_end(first);
+    while it.valid() && user_key(it.key()) < limit {
+        it.next()?;
+        if !it.valid() {
+            break;
+        }
+        let next = block_end(table.decode_handle(it.value())?);
+        if next.saturating_sub(first.offset) > SPAN_READAHEAD_MAX as u64 {
+            break;
+        }
+        end = next;
+    }
+    Ok(end)
 }
 
 impl InternalIterator for TableIterator {
@@ -193,7 +228,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_first(&mut self) -> Result<()> {
         self.index_op(|i| i.seek_to_first())?;
-        if self.load_block()? {
+        if self.load_block(true)? {
             self.with_data(|d| d.seek_to_first())?;
         }
         self.skip_forward()
@@ -201,7 +236,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_last(&mut self) -> Result<()> {
         self.index_op(|i| i.seek_to_last())?;
-        if self.load_block()? {
+        if self.load_block(false)? {
             self.with_data(|d| d.seek_to_last())?;
         }
         self.skip_backward()
@@ -209,7 +244,7 @@ impl InternalIterator for TableIterator {
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         self.index_op(|i| i.seek(target))?;
-        if self.load_block()? {
+        if self.load_block(true)? {
             self.with_data(|d| d.seek(target))?;
         }
         self.skip_forward()
@@ -221,7 +256,7 @@ impl InternalIterator for TableIterator {
             // Every separator, hence every key, is < target.
             return self.seek_to_last();
         }
-        if self.load_block()? {
+        if self.load_block(false)? {
             self.with_data(|d| d.seek_for_prev(target))?;
         }
         self.skip_backward()
@@ -243,5 +278,11 @@ impl InternalIterator for TableIterator {
 
     fn value(&self) -> &[u8] {
         self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        if self.readahead_limit.as_deref() != limit {
+            self.readahead_limit = limit.map(<[u8]>::to_vec);
+        }
     }
 }

@@ -16,7 +16,7 @@ use riptide_common::fs::{
 };
 use riptide_sstable::{
     AUTO_READAHEAD_AFTER, AUTO_READAHEAD_INITIAL, AUTO_READAHEAD_MAX, BlockCache, CacheId,
-    Compression, Table, TableOptions, TableReadOptions,
+    Compression, SPAN_READAHEAD_MAX, Table, TableOptions, TableReadOptions,
 };
 
 /// What the tables opened through a [`CountingFs`] asked of their files.
@@ -243,4 +243,65 @@ fn a_backward_scan_reads_block_by_block_and_returns_every_entry() {
     back.reverse();
     assert_eq!(back, entries);
     assert_eq!(fs.reads() - reads0, blocks);
+}
+
+#[test]
+fn a_seek_with_a_readahead_limit_reads_the_blocks_up_to_it_in_one_read() {
+    use riptide_common::key::user_key;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let entries = common::simple_entries(6000, 50);
+    let (t, _cache) = table(dir.path(), &fs, &entries);
+    let per_block = entries.len() as u64 / t.properties().data_blocks;
+    assert!(per_block >= 5, "{per_block} entries per block");
+
+    // A range of 60 entries (several blocks) from a seek: one read for all of it, of no
+    // more than its blocks.
+    let mut it = t.iter();
+    let (from, to) = (1000, 1060);
+    it.set_readahead_limit(Some(user_key(&entries[to].0)));
+    let (reads0, bytes0) = (fs.reads(), fs.bytes());
+    it.seek(&entries[from].0).unwrap();
+    for e in &entries[from..to] {
+        assert_eq!(it.key(), &e.0[..]);
+        it.next().unwrap();
+    }
+    assert_eq!(fs.reads() - reads0, 1, "one read for the range");
+    let blocks = (to - from) as u64 / per_block + 2;
+    assert!(
+        fs.bytes() - bytes0 <= blocks * 1100,
+        "{} bytes read for about {blocks} blocks",
+        fs.bytes() - bytes0
+    );
+
+    // A limit far away (a scan that may stop long before it) reads at most
+    // SPAN_READAHEAD_MAX at once; a scan that goes on reads ahead in growing windows.
+    fs.forget_largest();
+    it.set_readahead_limit(Some(user_key(&entries[entries.len() - 1].0)));
+    it.seek(&entries[3000].0).unwrap();
+    assert_eq!(it.key(), &entries[3000].0[..]);
+    assert!(
+        fs.largest() <= SPAN_READAHEAD_MAX as u64 && fs.largest() > SPAN_READAHEAD_MAX as u64 / 2,
+        "{} bytes",
+        fs.largest()
+    );
+
+    // A backward seek reads its own block alone, whatever the limit.
+    let reads0 = fs.reads();
+    fs.forget_largest();
+    it.set_readahead_limit(Some(user_key(&entries[5900].0)));
+    it.seek_for_prev(&entries[5500].0).unwrap();
+    assert_eq!(it.key(), &entries[5500].0[..]);
+    assert_eq!(fs.reads() - reads0, 1);
+    assert!(fs.largest() < 1200, "{} bytes", fs.largest());
+
+    // A limit just after the key the seek lands on: its block alone (or with the next one
+    // when that key ends its block).
+    let reads0 = fs.reads();
+    fs.forget_largest();
+    it.set_readahead_limit(Some(user_key(&entries[4001].0)));
+    it.seek(&entries[4000].0).unwrap();
+    assert_eq!(it.key(), &entries[4000].0[..]);
+    assert_eq!(fs.reads() - reads0, 1);
+    assert!(fs.largest() < 2400, "{} bytes", fs.largest());
 }

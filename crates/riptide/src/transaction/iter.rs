@@ -243,6 +243,14 @@ impl TxnIterator {
         self.stop = stop.map(<[u8]>::to_vec);
     }
 
+    /// Tells the database iterator underneath where the forward scans after the next
+    /// positioning calls end, so tables read the blocks up to there at once (see
+    /// [`DbIterator::set_readahead_limit`]). A hint about cost only, unlike
+    /// [`TxnIterator::set_stop`].
+    pub fn set_readahead_limit(&mut self, limit: Option<&[u8]>) {
+        self.db.set_readahead_limit(limit);
+    }
+
     /// Whether `key` is at or past the stop key.
     fn past_stop(&self, key: &[u8]) -> bool {
         self.stop.as_deref().is_some_and(|s| key >= s)
@@ -514,13 +522,15 @@ impl TxnIterator {
     /// Replaces the database cursor by one reading at the newest sequence number (not
     /// positioned).
     fn reopen(&mut self) -> Result<()> {
-        self.db = crate::db::iter_at(
+        let mut db = crate::db::iter_at(
             &self.txn.db,
             &self.cf,
             ReadPoint::Newest,
             self.lower.clone(),
             self.upper.clone(),
         )?;
+        db.set_readahead_limit(self.db.readahead_limit());
+        self.db = db;
         self.seqno = self.db.snapshot_seqno();
         Ok(())
     }
