@@ -1,77 +1,15 @@
 //! A database iterator told where its scan ends (`DbIterator::set_readahead_limit`) reads a
 //! range of several blocks of a table in one file read; without the hint it reads the block
 //! it lands in alone and the rest with a second read. Counted with a file system that counts
-//! the reads of table files.
+//! the reads of the files it opens (`riptide::fs::CountingFs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::io;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use riptide::fs::{
-    CreateMode, DirEntry, FileLock, FileSystem, Metadata, RandomAccessFile, RealFs, WritableFile,
-};
+use riptide::fs::{CountingFs, real};
 use riptide::{Db, Options, ReadOptions, SyncMode};
-
-/// The real file system, counting reads of the table files it opens.
-#[derive(Debug, Default)]
-struct CountingFs(Arc<AtomicU64>);
-
-#[derive(Debug)]
-struct CountingFile(Box<dyn RandomAccessFile>, Arc<AtomicU64>);
-
-impl RandomAccessFile for CountingFile {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.1.fetch_add(1, Ordering::Relaxed);
-        self.0.read_exact_at(buf, offset)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.0.len()
-    }
-    fn advise_random(&self) -> io::Result<()> {
-        self.0.advise_random()
-    }
-}
-
-impl FileSystem for CountingFs {
-    fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
-        RealFs.create(path, mode)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        let file = RealFs.open_read(path)?;
-        if path.extension().is_some_and(|e| e == "sst") {
-            Ok(Box::new(CountingFile(file, Arc::clone(&self.0))))
-        } else {
-            Ok(file)
-        }
-    }
-    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        RealFs.truncate(path, len)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        RealFs.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        RealFs.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
-        RealFs.list_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        RealFs.create_dir_all(dir)
-    }
-    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
-        RealFs.metadata(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        RealFs.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
-        RealFs.lock_file(path)
-    }
-}
 
 fn key(i: u64) -> Vec<u8> {
     format!("k{i:08}").into_bytes()
@@ -81,12 +19,12 @@ fn key(i: u64) -> Vec<u8> {
 /// reopened database, after a first seek elsewhere has loaded the table's index and
 /// filter), with or without the range's end as the read-ahead limit.
 fn reads_of_one_range(dir: &Path, from: u64, to: u64, hint: bool) -> u64 {
-    let fs = Arc::new(CountingFs::default());
+    let fs = Arc::new(CountingFs::new(real()));
     let db = Db::open(dir, Options::default().file_system(fs.clone())).unwrap();
     let mut it = db.iter(ReadOptions::default()).unwrap();
     it.seek(&key(10)).unwrap();
     assert!(it.valid());
-    let before = fs.0.load(Ordering::Relaxed);
+    let before = fs.reads();
     if hint {
         it.set_readahead_limit(Some(&key(to)));
     }
@@ -95,7 +33,7 @@ fn reads_of_one_range(dir: &Path, from: u64, to: u64, hint: bool) -> u64 {
         assert_eq!(it.key(), key(i).as_slice());
         it.next().unwrap();
     }
-    fs.0.load(Ordering::Relaxed) - before
+    fs.reads() - before
 }
 
 #[test]

@@ -5,105 +5,15 @@
 
 mod common;
 
-use std::io;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use riptide_common::InternalIterator;
-use riptide_common::fs::{
-    CreateMode, DirEntry, FileLock, FileSystem, Metadata, RandomAccessFile, RealFs, WritableFile,
-};
+use riptide_common::fs::{CountingFs, real};
 use riptide_sstable::{
     AUTO_READAHEAD_AFTER, AUTO_READAHEAD_INITIAL, AUTO_READAHEAD_MAX, BlockCache, CacheId,
     Compression, SPAN_READAHEAD_MAX, Table, TableOptions, TableReadOptions,
 };
-
-/// What the tables opened through a [`CountingFs`] asked of their files.
-#[derive(Debug, Default)]
-struct Counts {
-    reads: AtomicU64,
-    bytes: AtomicU64,
-    largest: AtomicU64,
-    advised: AtomicU64,
-}
-
-/// The real file system, counting the reads and the advice of the files it opens.
-#[derive(Debug, Default)]
-struct CountingFs(Arc<Counts>);
-
-#[derive(Debug)]
-struct CountingFile(Box<dyn RandomAccessFile>, Arc<Counts>);
-
-impl RandomAccessFile for CountingFile {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.1.reads.fetch_add(1, Ordering::Relaxed);
-        self.1.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
-        self.1
-            .largest
-            .fetch_max(buf.len() as u64, Ordering::Relaxed);
-        self.0.read_exact_at(buf, offset)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.0.len()
-    }
-    fn advise_random(&self) -> io::Result<()> {
-        self.1.advised.fetch_add(1, Ordering::Relaxed);
-        self.0.advise_random()
-    }
-}
-
-impl FileSystem for CountingFs {
-    fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
-        RealFs.create(path, mode)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        Ok(Box::new(CountingFile(
-            RealFs.open_read(path)?,
-            Arc::clone(&self.0),
-        )))
-    }
-    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
-        RealFs.truncate(path, len)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        RealFs.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        RealFs.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
-        RealFs.list_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        RealFs.create_dir_all(dir)
-    }
-    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
-        RealFs.metadata(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        RealFs.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
-        RealFs.lock_file(path)
-    }
-}
-
-impl CountingFs {
-    fn reads(&self) -> u64 {
-        self.0.reads.load(Ordering::Relaxed)
-    }
-    fn bytes(&self) -> u64 {
-        self.0.bytes.load(Ordering::Relaxed)
-    }
-    /// The largest read since the last [`Self::forget_largest`].
-    fn largest(&self) -> u64 {
-        self.0.largest.load(Ordering::Relaxed)
-    }
-    fn forget_largest(&self) {
-        self.0.largest.store(0, Ordering::Relaxed);
-    }
-}
 
 /// A table of many 1 KiB blocks, opened through `fs` with its own block cache (index and
 /// filter pinned, so only data blocks are read after the open).
@@ -138,15 +48,15 @@ fn table(dir: &Path, fs: &CountingFs, entries: &common::Entries) -> (Arc<Table>,
 #[test]
 fn tables_are_opened_with_random_access_advice() {
     let dir = tempfile::tempdir().unwrap();
-    let fs = CountingFs::default();
+    let fs = CountingFs::new(real());
     let (_t, _) = table(dir.path(), &fs, &common::simple_entries(100, 10));
-    assert_eq!(fs.0.advised.load(Ordering::Relaxed), 1);
+    assert_eq!(fs.advised_random(), 1);
 }
 
 #[test]
 fn a_long_forward_scan_reads_ahead_in_growing_windows_and_fills_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let fs = CountingFs::default();
+    let fs = CountingFs::new(real());
     let entries = common::simple_entries(12_000, 50);
     let (t, cache) = table(dir.path(), &fs, &entries);
     let blocks = t.properties().data_blocks;
@@ -201,7 +111,7 @@ fn a_long_forward_scan_reads_ahead_in_growing_windows_and_fills_the_cache() {
 #[test]
 fn seeks_to_scattered_keys_read_only_their_own_blocks() {
     let dir = tempfile::tempdir().unwrap();
-    let fs = CountingFs::default();
+    let fs = CountingFs::new(real());
     let entries = common::simple_entries(6000, 50);
     let (t, _cache) = table(dir.path(), &fs, &entries);
     let (reads0, bytes0) = (fs.reads(), fs.bytes());
@@ -228,7 +138,7 @@ fn seeks_to_scattered_keys_read_only_their_own_blocks() {
 #[test]
 fn a_backward_scan_reads_block_by_block_and_returns_every_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let fs = CountingFs::default();
+    let fs = CountingFs::new(real());
     let entries = common::simple_entries(3000, 50);
     let (t, _cache) = table(dir.path(), &fs, &entries);
     let blocks = t.properties().data_blocks;
@@ -249,7 +159,7 @@ fn a_backward_scan_reads_block_by_block_and_returns_every_entry() {
 fn a_seek_with_a_readahead_limit_reads_the_blocks_up_to_it_in_one_read() {
     use riptide_common::key::user_key;
     let dir = tempfile::tempdir().unwrap();
-    let fs = CountingFs::default();
+    let fs = CountingFs::new(real());
     let entries = common::simple_entries(6000, 50);
     let (t, _cache) = table(dir.path(), &fs, &entries);
     let per_block = entries.len() as u64 / t.properties().data_blocks;

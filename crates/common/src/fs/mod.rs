@@ -20,8 +20,10 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+mod counting;
 #[cfg(feature = "fault-injection")]
 mod fault;
+pub use counting::CountingFs;
 #[cfg(feature = "fault-injection")]
 pub use fault::{Fault, FaultFs, FaultRule, FsOp};
 
