@@ -1544,6 +1544,21 @@ enum riptide_status_t riptide_iter_seek(struct riptide_iter_t *iter,
                                         size_t target_len,
                                         char **errmsg);
 
+// Tells the iterator that the forward scans after its next seeks end before `limit`
+// (exclusive; NULL: not known), so that a table reads the blocks of the range up to there
+// in one read (at most 32 KiB) when the first one is not cached. A hint about cost only:
+// `riptide_iter_next` still goes on past it. Give only an end the scan is expected to
+// reach (a range's end); backward moves ignore it.
+//
+// # Safety
+//
+// As `riptide_iter_seek_to_first`; `(limit, limit_len)` is NULL (with length 0) or
+// `limit_len` readable bytes.
+enum riptide_status_t riptide_iter_set_readahead_limit(struct riptide_iter_t *iter,
+                                                       const char *limit,
+                                                       size_t limit_len,
+                                                       char **errmsg);
+
 // Positions on the last key <= `target` (clamped to the bounds).
 //
 // # Safety

@@ -158,6 +158,39 @@ pub unsafe extern "C" fn riptide_iter_seek(
     seek_cursor(iter, target, false, errmsg)
 }
 
+/// Tells the iterator that the forward scans after its next seeks end before `limit`
+/// (exclusive; NULL: not known), so that a table reads the blocks of the range up to there
+/// in one read (at most 32 KiB) when the first one is not cached. A hint about cost only:
+/// `riptide_iter_next` still goes on past it. Give only an end the scan is expected to
+/// reach (a range's end); backward moves ignore it.
+///
+/// # Safety
+///
+/// As `riptide_iter_seek_to_first`; `(limit, limit_len)` is NULL (with length 0) or
+/// `limit_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_iter_set_readahead_limit(
+    iter: *mut riptide_iter_t,
+    limit: *const c_char,
+    limit_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `iter`, the
+    // byte string `limit` and the out-parameter `errmsg`.
+    let (iter, limit, errmsg) = unsafe {
+        (
+            arg_mut(iter, "iter"),
+            opt_bytes(limit, limit_len, "limit"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (iter, limit) = (iter?, limit?);
+        iter.it.set_readahead_limit(limit);
+        Ok(())
+    })
+}
+
 /// Positions on the last key <= `target` (clamped to the bounds).
 ///
 /// # Safety

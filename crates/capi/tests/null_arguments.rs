@@ -49,6 +49,8 @@ fn null_handles_are_named_in_the_message() {
         expect(st, err, INVALID, "`iter`");
         let st = riptide_iter_seek(null_mut(), null(), 0, &mut err);
         expect(st, err, INVALID, "`iter`");
+        let st = riptide_iter_set_readahead_limit(null_mut(), null(), 0, &mut err);
+        expect(st, err, INVALID, "`iter`");
         let st = riptide_batch_put(null_mut(), null(), null(), 0, null(), 0, &mut err);
         expect(st, err, INVALID, "`batch`");
         let st = riptide_txn_options_set_isolation(null_mut(), 0, &mut err);

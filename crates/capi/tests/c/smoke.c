@@ -186,6 +186,11 @@ static void iterators(riptide_db_t *db) {
     printf("backward: %s\n", keys);
     CHECK(strcmp(keys, "key4 key3 key2 key1") == 0);
 
+    /* A read-ahead limit is a hint: the scan still goes on past it. */
+    OK(riptide_iter_set_readahead_limit(it, S("key3"), &err));
+    scan(it, true, keys, sizeof keys);
+    CHECK(strcmp(keys, "key1 key2 key3 key4") == 0);
+    OK(riptide_iter_set_readahead_limit(it, NULL, 0, &err));
     OK(riptide_iter_seek(it, S("key25"), &err));
     size_t klen = 0;
     const char *k = riptide_iter_key(it, &klen);
