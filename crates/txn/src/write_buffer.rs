@@ -28,6 +28,7 @@
 use std::collections::btree_map;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::mem;
 use std::ops::Bound;
 
@@ -111,7 +112,29 @@ fn record_bytes(key: &[u8], op: Option<&BufferedOp>) -> usize {
 }
 
 /// `key -> previous state`, per column family.
-type UndoLog = HashMap<CfId, HashMap<Vec<u8>, Option<BufferedOp>>>;
+type UndoLog = HashMap<CfId, HashMap<Vec<u8>, Option<BufferedOp>, KeyHashing>>;
+
+/// Hashes a key of the undo log with one xxh3 call (as lock records are hashed) instead of
+/// the standard library's SipHash: every first write of a key in a statement records its
+/// undo, and SipHash was 8% of the handler's row insert in a TPC-C load (perf, 2026-11-29).
+/// `Vec<u8>` hashes as its length, then its bytes in one `write`.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 ^= n as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The [`BuildHasher`](std::hash::BuildHasher) of the undo log's key maps.
+type KeyHashing = BuildHasherDefault<KeyHasher>;
 
 /// One open savepoint.
 #[derive(Debug, Default)]
