@@ -9,9 +9,9 @@
 //! Riptide's own flush or compaction threads (known by their names) counts as such; any
 //! other thread's (and a connection's whose stack was cut) is other background work. The
 //! same rule for every engine, so InnoDB, whose own functions have no symbols in Debian's
-//! `mariadbd`, compares with the others by what the server asked of it. Each category's share of the samples,
-//! times the run's server CPU per transaction, gives milliseconds per transaction (perf's
-//! own cost inflates both a little). The tables in benches/RESULTS.md since 2026-11-28 were
+//! `mariadbd`, compares with the others by what the server asked of it. Each category's
+//! share of the samples, times the run's server CPU per transaction, gives milliseconds per
+//! transaction (perf's own cost inflates both a little). The tables in benches/RESULTS.md since 2026-11-28 were
 //! made this way by hand.
 
 use std::collections::BTreeMap;

@@ -760,8 +760,9 @@ impl Table {
                 && let Some(end) = span_end()?
                 && end > handle.offset + len as u64
             {
+                // `span_end` stops within SPAN_READAHEAD_MAX of the landing block.
                 auto.file_reads = AUTO_READAHEAD_AFTER;
-                auto.buf.window = ((end - handle.offset) as usize).min(SPAN_READAHEAD_MAX);
+                auto.buf.window = (end - handle.offset) as usize;
             } else if auto.file_reads < AUTO_READAHEAD_AFTER {
                 auto.file_reads += 1;
                 return self.read_data_block(handle);
