@@ -35,7 +35,7 @@ pub enum FsOp {
     OpenRead,
     /// [`RandomAccessFile::read_exact_at`] (also behind [`FileSystem::read_all`]).
     Read,
-    /// [`WritableFile::append`].
+    /// [`WritableFile::append`] and [`WritableFile::write_at`].
     Append,
     /// [`WritableFile::sync_data`] and [`WritableFile::sync_all`].
     Sync,
@@ -657,6 +657,45 @@ impl WritableFile for FaultWritable {
             }
             Some(f) => Err(injected_error(f, FsOp::Append)),
         }
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let d = self.fs.decide(FsOp::Append, &self.path)?;
+        let (n, result) = match d.fault {
+            None => (data.len(), Ok(())),
+            Some(Fault::ShortWrite) => {
+                let n = if data.is_empty() {
+                    0
+                } else {
+                    (d.random % data.len() as u64) as usize
+                };
+                let e = io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    format!(
+                        "short write: {n} of {} bytes written at offset {offset}, then no \
+                         space left on device (injected)",
+                        data.len()
+                    ),
+                );
+                (n, Err(e))
+            }
+            Some(f) => return Err(injected_error(f, FsOp::Append)),
+        };
+        let start = usize::try_from(offset)
+            .map_err(|_| io::Error::other(format!("offset {offset} out of memory range")))?;
+        let written = data.get(..n).unwrap_or_default();
+        let mut node = lock(&self.node);
+        let end = start.saturating_add(written.len());
+        if node.data.len() < end {
+            node.data.resize(end, 0);
+        }
+        if start < node.durable.len() {
+            node.rewritten = true;
+        }
+        if let Some(dst) = node.data.get_mut(start..end) {
+            dst.copy_from_slice(written);
+        }
+        result
     }
 
     fn sync_data(&self) -> io::Result<()> {

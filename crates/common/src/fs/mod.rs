@@ -34,6 +34,12 @@ pub trait WritableFile: Send + Sync + Debug {
     /// Appends all of `data` at the end of the file. On error some prefix of `data` may have
     /// been written (a short write).
     fn append(&self, data: &[u8]) -> io::Result<()>;
+    /// Writes all of `data` at `offset`, over whatever the file holds there (it grows if it
+    /// ends before `offset + data.len()`), without moving where [`WritableFile::append`]
+    /// writes next. For a writer that keeps its own offset, such as a WAL segment written
+    /// into space reserved ahead of its records. On error some prefix of `data` may have
+    /// been written.
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
     /// Makes the file's data durable (`fdatasync`).
     fn sync_data(&self) -> io::Result<()>;
     /// Makes the file's data and metadata durable (`fsync`).
@@ -247,7 +253,8 @@ impl io::Read for ReadAtCursor {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealFs;
 
-/// A [`RealFs`] file open for appending (`O_APPEND`).
+/// A [`RealFs`] file open for writing. Appends go to the handle's offset, which only they
+/// move, so they stay at the end of the file as long as this handle is its only writer.
 #[derive(Debug)]
 struct RealWritable(File);
 
@@ -255,6 +262,10 @@ impl WritableFile for RealWritable {
     #[inline]
     fn append(&self, data: &[u8]) -> io::Result<()> {
         (&self.0).write_all(data)
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.0.write_all_at(data, offset)
     }
 
     fn sync_data(&self) -> io::Result<()> {
@@ -344,9 +355,10 @@ impl FileSystem for RealFs {
     fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
         let mut o = OpenOptions::new();
         match mode {
-            CreateMode::New => o.append(true).create_new(true),
-            // std refuses `O_APPEND | O_TRUNC`; a fresh file's offset is its end anyway, and
-            // every write through this handle goes there.
+            // Not `O_APPEND`: Linux's `pwrite` on an `O_APPEND` file writes at the end, not
+            // at the offset, and `write_at` must work. A fresh file's offset is its end, and
+            // only this handle's appends move it.
+            CreateMode::New => o.write(true).create_new(true),
             CreateMode::Truncate => o.write(true).create(true).truncate(true),
         };
         Ok(Box::new(RealWritable(o.open(path)?)))
@@ -431,6 +443,14 @@ mod tests {
         w.append(b"hello ").unwrap();
         w.append(b"world").unwrap();
         w.sync_data().unwrap();
+        // write_at overwrites in place and grows the file, and appends still go after what
+        // they wrote last (the handle's offset), not to the grown end.
+        w.write_at(b"W", 6).unwrap();
+        w.write_at(b"!!", 11).unwrap();
+        assert_eq!(fs.read_all(&p).unwrap(), b"hello World!!");
+        w.append(b"?").unwrap();
+        assert_eq!(fs.read_all(&p).unwrap(), b"hello World?!");
+        fs.truncate(&p, 11).unwrap();
         assert_eq!(
             fs.create(&p, CreateMode::New).unwrap_err().kind(),
             io::ErrorKind::AlreadyExists
@@ -439,7 +459,7 @@ mod tests {
         assert_eq!(r.len().unwrap(), 11);
         let mut buf = [0u8; 5];
         r.read_exact_at(&mut buf, 6).unwrap();
-        assert_eq!(&buf, b"world");
+        assert_eq!(&buf, b"World");
         assert_eq!(
             r.read_exact_at(&mut buf, 8).unwrap_err().kind(),
             io::ErrorKind::UnexpectedEof
@@ -482,6 +502,9 @@ mod tests {
         fn append(&self, data: &[u8]) -> io::Result<()> {
             *self.appended.lock().unwrap() += data.len() as u64;
             Ok(())
+        }
+        fn write_at(&self, _data: &[u8], _offset: u64) -> io::Result<()> {
+            unreachable!("the writeback test only appends")
         }
         fn sync_data(&self) -> io::Result<()> {
             Ok(())
