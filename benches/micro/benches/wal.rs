@@ -13,6 +13,7 @@ fn open(dir: &std::path::Path, sync_mode: SyncMode) -> Wal {
     let opts = WalOptions {
         sync_mode,
         recovery_mode: RecoveryMode::TolerateCorruptedTail,
+        ..WalOptions::default()
     };
     match Wal::open(dir, opts, 1, |_, _| Ok(())) {
         Ok((wal, _)) => wal,

@@ -28,7 +28,7 @@ pub use format::{
     parse_segment_file_name, segment_file_name,
 };
 pub use group_commit::GroupCommit;
-pub use options::{RecoveryMode, SyncMode, WalOptions};
+pub use options::{DEFAULT_PREALLOCATE_BYTES, RecoveryMode, SyncMode, WalOptions};
 pub use replay::ReplayReport;
 pub use riptide_common::{Error, ErrorKind, Result};
 pub use wal::Wal;

@@ -26,6 +26,11 @@ pub struct ReplayReport {
     /// The segment that recovery truncated, and the length it was cut to (the offset of the
     /// first damaged byte), if any.
     pub tail_truncated: Option<(PathBuf, u64)>,
+    /// The last segment, and the length it was cut to, when nothing but zeros followed its
+    /// last record: space the writer reserved ahead of its records
+    /// ([`crate::WalOptions::preallocate_bytes`]) and had not used when the process
+    /// stopped. Not damage, so not in `tail_truncated`, in any [`RecoveryMode`].
+    pub unused_tail: Option<(PathBuf, u64)>,
     /// With [`RecoveryMode::PointInTime`]: why and where replay stopped early, and which
     /// segments were set aside.
     pub stopped_early: Option<String>,
@@ -135,6 +140,26 @@ pub(crate) fn replay(
                     "WAL segment {}: {reason} at offset {offset}",
                     path.display()
                 );
+                // Only the last segment can end in reserved zeros: rotation cuts them off.
+                let rest = if is_last {
+                    Some(reread_agreeing(fs, path, offset, &seen)?)
+                } else {
+                    None
+                };
+                if let Some(rest) = &rest
+                    && rest.iter().all(|&b| b == 0)
+                {
+                    log::info!(
+                        "WAL segment {}: the {} bytes after its last record (offset {offset}) \
+                         are zeros the writer reserved ahead of its records; cutting them off",
+                        path.display(),
+                        rest.len()
+                    );
+                    truncate(fs, path, offset)?;
+                    report.unused_tail = Some((path.clone(), offset));
+                    report.segments_replayed.push(n);
+                    continue;
+                }
                 match mode {
                     RecoveryMode::AbsoluteConsistency => return Err(Error::corruption(what)),
                     RecoveryMode::PointInTime => {
@@ -155,7 +180,10 @@ pub(crate) fn replay(
                                  when rotated), so this is not a torn tail"
                             )));
                         }
-                        let rest = reread_agreeing(fs, path, offset, &seen)?;
+                        let rest = match rest {
+                            Some(rest) => rest,
+                            None => reread_agreeing(fs, path, offset, &seen)?,
+                        };
                         match find_intact_record(&rest, 1, TAIL_SCAN_BUDGET) {
                             TailScan::NotFound => {}
                             TailScan::Found(o) => {

@@ -75,7 +75,7 @@ impl Wal {
         let writer = Arc::new(Writer::new(
             fs,
             dir.to_path_buf(),
-            opts.sync_mode,
+            &opts,
             next_segment,
             file,
             path,

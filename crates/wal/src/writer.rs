@@ -13,8 +13,12 @@ use riptide_common::fs::{FsRef, WritableFile};
 use riptide_common::{Error, IoResultExt, Result};
 
 use crate::format::{MAX_PAYLOAD_LEN, SEGMENT_HEADER_LEN, encode_record};
-use crate::options::SyncMode;
-use crate::segment::{create_segment, list_segments, sync_dir};
+use crate::options::{SyncMode, WalOptions};
+use crate::segment::{create_segment, list_segments, sync_dir, truncate};
+
+/// The first reservation of zeros in a segment (see [`Writer::reserve`]): small, so that a
+/// short-lived WAL (a test, a tool) writes little, then doubling with the segment's use.
+const MIN_RESERVATION: u64 = 64 << 10;
 
 /// Counters of a [`crate::Wal`] since it was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,8 +42,11 @@ struct State {
     segment: u64,
     /// Path of the current segment.
     path: PathBuf,
-    /// Length of the current segment file.
+    /// Where the next record of the current segment goes: the end of its records.
     offset: u64,
+    /// Length of the current segment file: `offset`, or beyond it when zeros were
+    /// written ahead of the records (see [`WalOptions::preallocate_bytes`]).
+    reserved_end: u64,
     /// Bytes appended through this handle, over all segments.
     written: u64,
     /// The value of `written` covered by the last successful sync.
@@ -55,6 +62,8 @@ pub(crate) struct Writer {
     fs: FsRef,
     dir: PathBuf,
     sync_mode: SyncMode,
+    /// The most the current segment is extended by at a time; 0: records are appended.
+    preallocate: u64,
     state: Mutex<State>,
     bytes_written: AtomicU64,
     records_written: AtomicU64,
@@ -67,20 +76,26 @@ impl Writer {
     pub(crate) fn new(
         fs: FsRef,
         dir: PathBuf,
-        sync_mode: SyncMode,
+        opts: &WalOptions,
         segment: u64,
         file: Arc<dyn WritableFile>,
         path: PathBuf,
     ) -> Self {
+        let preallocate = match opts.sync_mode {
+            SyncMode::None => 0,
+            SyncMode::Interval(_) | SyncMode::Full => opts.preallocate_bytes,
+        };
         Writer {
             fs,
             dir,
-            sync_mode,
+            sync_mode: opts.sync_mode,
+            preallocate,
             state: Mutex::new(State {
                 file: Some(file),
                 segment,
                 path,
                 offset: SEGMENT_HEADER_LEN as u64,
+                reserved_end: SEGMENT_HEADER_LEN as u64,
                 written: 0,
                 synced: 0,
                 failure: None,
@@ -143,7 +158,13 @@ impl Writer {
         let len = record.len() as u64;
         let mut st = self.state.lock();
         let file = self.writable(&st)?;
-        if let Err(e) = file.append(&record) {
+        let written = if self.preallocate == 0 {
+            file.append(&record)
+        } else {
+            self.reserve(&file, &mut st, len)?;
+            file.write_at(&record, st.offset)
+        };
+        if let Err(e) = written {
             let err = Error::io(
                 format!(
                     "append a {len}-byte record at offset {} of WAL segment {}",
@@ -168,6 +189,62 @@ impl Writer {
             st.synced = st.written;
             self.syncs.fetch_add(1, Ordering::Relaxed);
         }
+        Ok(())
+    }
+
+    /// Makes room for a record of `len` bytes at `st.offset`: when it would pass the zeros
+    /// written so far, writes more: as many as the segment's records take already, at least
+    /// [`MIN_RESERVATION`] and at most `self.preallocate` (the smaller of the two wins), and
+    /// never less than the record. The next sync makes the zeros durable with the record, so a record is never
+    /// acknowledged in space whose allocation is not.
+    fn reserve(&self, file: &Arc<dyn WritableFile>, st: &mut State, len: u64) -> Result<()> {
+        let need = st.offset.saturating_add(len);
+        if need <= st.reserved_end {
+            return Ok(());
+        }
+        let used = st.offset - SEGMENT_HEADER_LEN as u64;
+        let cap = self.preallocate;
+        let step = used.clamp(MIN_RESERVATION.min(cap), cap);
+        let new_end = need.max(st.reserved_end.saturating_add(step));
+        let from = st.reserved_end;
+        let zeros = usize::try_from(new_end - from)
+            .map(|n| vec![0u8; n])
+            .map_err(|_| Error::invalid_argument(format!("WAL reservation of {new_end} bytes")));
+        let res = zeros.and_then(|z| {
+            file.write_at(&z, from).map_err(|e| {
+                Error::io(
+                    format!(
+                        "reserve {} bytes of zeros at offset {from} of WAL segment {}",
+                        z.len(),
+                        st.path.display()
+                    ),
+                    e,
+                )
+            })
+        });
+        match res {
+            Ok(()) => {
+                st.reserved_end = new_end;
+                Ok(())
+            }
+            Err(err) => {
+                self.poison(st, &err);
+                Err(err)
+            }
+        }
+    }
+
+    /// Cuts the zeros reserved past the records of the current segment off, so a finished
+    /// segment ends at its last record. Does nothing when none are reserved.
+    fn cut_reservation(&self, st: &mut State) -> Result<()> {
+        if st.reserved_end <= st.offset {
+            return Ok(());
+        }
+        if let Err(err) = truncate(&*self.fs, &st.path, st.offset) {
+            self.poison(st, &err);
+            return Err(err);
+        }
+        st.reserved_end = st.offset;
         Ok(())
     }
 
@@ -204,6 +281,7 @@ impl Writer {
     pub(crate) fn rotate(&self) -> Result<u64> {
         let mut st = self.state.lock();
         let file = self.writable(&st)?;
+        self.cut_reservation(&mut st)?;
         if let Err(e) = file.sync_all() {
             let err = Error::io_at("fsync WAL segment", &st.path, e);
             self.poison(&mut st, &err);
@@ -221,6 +299,7 @@ impl Writer {
                 st.segment = next;
                 st.path = path;
                 st.offset = SEGMENT_HEADER_LEN as u64;
+                st.reserved_end = st.offset;
                 self.segments_created.fetch_add(1, Ordering::Relaxed);
                 riptide_common::kill_point::kill_point("wal.rotate.after_create");
                 Ok(next)
@@ -292,7 +371,9 @@ impl Writer {
             return self.refuse(&st);
         }
         if let Some(file) = file {
-            let res = file.sync_all().at("fsync WAL segment", &st.path);
+            let res = self
+                .cut_reservation(&mut st)
+                .and_then(|()| file.sync_all().at("fsync WAL segment", &st.path));
             if let Err(err) = res {
                 self.poison(&mut st, &err);
                 return Err(err);
@@ -318,7 +399,10 @@ mod tests {
         Writer::new(
             fs.as_dyn(),
             dir.to_path_buf(),
-            SyncMode::None,
+            &WalOptions {
+                sync_mode: SyncMode::None,
+                ..WalOptions::default()
+            },
             1,
             file,
             path,

@@ -44,6 +44,7 @@ fn every_item_lands_exactly_once_in_fewer_groups() {
     let o = WalOptions {
         sync_mode: SyncMode::Full,
         recovery_mode: RecoveryMode::AbsoluteConsistency,
+        ..WalOptions::default()
     };
     let (wal, _) = Wal::open(tmp.path(), o, 1, |_, _| Ok(())).unwrap();
     let gc: GroupCommit<(u32, u32)> = GroupCommit::new();

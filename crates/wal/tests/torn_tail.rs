@@ -84,17 +84,77 @@ fn last_record_header_cut_short_is_a_torn_tail() {
 }
 
 #[test]
-fn zero_filled_tail_is_a_torn_tail() {
+fn zero_filled_tail_is_cut_quietly_in_every_mode() {
+    // Zeros after the last record hold no record: space the writer reserved ahead of its
+    // records, or appends a power loss left as zeros. Cut off in every mode, and reported
+    // as an unused tail, not as a torn one.
+    for mode in [
+        RecoveryMode::TolerateCorruptedTail,
+        RecoveryMode::AbsoluteConsistency,
+        RecoveryMode::PointInTime,
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let all = write_log(tmp.path(), 2, 3);
+        let offs = seg2_offsets(&all);
+        let path = seg(tmp.path(), 2);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&[0u8; 4096]).unwrap();
+        drop(f);
+        let (wal, report, seen) = open_collect(tmp.path(), opts(mode), 1).unwrap();
+        assert_eq!(seen.len(), all.len(), "{mode:?}");
+        assert_eq!(report.tail_truncated, None, "{mode:?}");
+        assert_eq!(report.stopped_early, None, "{mode:?}");
+        assert_eq!(
+            report.unused_tail,
+            Some((path.clone(), offs[3])),
+            "{mode:?}"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), offs[3]);
+        drop(wal);
+    }
+}
+
+#[test]
+fn zeros_after_a_segment_that_is_not_the_last_are_damage() {
+    // Rotation cuts the reserved zeros off, so only the last segment may end in them.
     let tmp = tempfile::tempdir().unwrap();
-    let all = write_log(tmp.path(), 2, 3);
-    let offs = seg2_offsets(&all);
+    write_log(tmp.path(), 2, 3);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
-        .open(seg(tmp.path(), 2))
+        .open(seg(tmp.path(), 1))
         .unwrap();
     f.write_all(&[0u8; 4096]).unwrap();
     drop(f);
-    check_recovers(tmp.path(), &all, 6, offs[3]);
+    let e = open_collect(tmp.path(), opts(RecoveryMode::TolerateCorruptedTail), 1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains("not the last segment"), "{e}");
+}
+
+#[test]
+fn a_record_torn_before_reserved_zeros_is_a_torn_tail() {
+    // A kill while a record was being written into reserved space: part of the record,
+    // then zeros. That is a torn tail (warned about), not an unused one.
+    let tmp = tempfile::tempdir().unwrap();
+    let all = write_log(tmp.path(), 2, 3);
+    let offs = seg2_offsets(&all);
+    let path = seg(tmp.path(), 2);
+    let last_record = std::fs::read(&path).unwrap()[offs[2] as usize..].to_vec();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(&last_record[..last_record.len() / 2]).unwrap();
+    f.write_all(&[0u8; 4096]).unwrap();
+    drop(f);
+    let (_wal, report, seen) =
+        open_collect(tmp.path(), opts(RecoveryMode::TolerateCorruptedTail), 1).unwrap();
+    assert_eq!(seen.len(), all.len());
+    assert_eq!(report.tail_truncated, Some((path.clone(), offs[3])));
+    assert_eq!(report.unused_tail, None);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), offs[3]);
 }
 
 #[test]

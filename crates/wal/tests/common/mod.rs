@@ -16,6 +16,7 @@ pub fn opts(recovery_mode: RecoveryMode) -> WalOptions {
     WalOptions {
         sync_mode: SyncMode::None,
         recovery_mode,
+        ..WalOptions::default()
     }
 }
 
