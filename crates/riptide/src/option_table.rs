@@ -19,6 +19,7 @@ use crate::options::{Compression, Options, RecoveryMode, SyncMode};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
 
 /// The values an option takes.
@@ -472,6 +473,12 @@ impl Options {
                     _ => RecoveryMode::PointInTime,
                 })
             },
+        ),
+        opt!(
+            wal_preallocate_bytes: u64(64, 0, GIB),
+            "When the WAL is synced (sync_mode interval or full), extend its segment with \
+             zeros up to this many bytes at a time ahead of the records, so a sync flushes \
+             data without committing the file system's journal; 0 to append instead"
         ),
         opt!(
             block_cache_size: u64(64, MIB, TIB),

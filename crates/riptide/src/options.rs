@@ -27,6 +27,7 @@ pub struct Options {
     /// `sync_mode` and `sync_interval_ms` options can be set by name in either order.
     pub(crate) sync_interval: Duration,
     pub(crate) recovery_mode: RecoveryMode,
+    pub(crate) wal_preallocate_bytes: u64,
     pub(crate) block_cache_size: u64,
     pub(crate) block_size: usize,
     pub(crate) restart_interval: usize,
@@ -77,6 +78,7 @@ impl Default for Options {
             sync_mode: SyncMode::Full,
             sync_interval: Duration::from_secs(1),
             recovery_mode: RecoveryMode::TolerateCorruptedTail,
+            wal_preallocate_bytes: riptide_wal::DEFAULT_PREALLOCATE_BYTES,
             block_cache_size: 64 << 20,
             block_size: 4096,
             restart_interval: 16,
@@ -174,6 +176,16 @@ impl Options {
     /// [`RecoveryMode::TolerateCorruptedTail`] (RocksDB `wal_recovery_mode`).
     pub fn recovery_mode(mut self, mode: RecoveryMode) -> Self {
         self.recovery_mode = mode;
+        self
+    }
+
+    /// When the WAL is synced ([`SyncMode::Full`] or [`SyncMode::Interval`]), its segment
+    /// is extended with zeros up to this many bytes at a time ahead of the records, which
+    /// overwrite them: a sync then flushes data without committing the file system's
+    /// journal for a grown file. 0: records are appended. Default 1 MiB
+    /// (`riptide_wal::WalOptions::preallocate_bytes`; RocksDB preallocates its WAL too).
+    pub fn wal_preallocate_bytes(mut self, bytes: u64) -> Self {
+        self.wal_preallocate_bytes = bytes;
         self
     }
 
@@ -526,6 +538,7 @@ impl Options {
         riptide_wal::WalOptions {
             sync_mode: self.sync_mode,
             recovery_mode: self.recovery_mode,
+            preallocate_bytes: self.wal_preallocate_bytes,
         }
     }
 }

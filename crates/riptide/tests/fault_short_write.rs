@@ -1,9 +1,10 @@
 //! Fault injection: short writes (part of the data written, then `ENOSPC`).
 //!
-//! A short WAL append fails that write and leaves a torn record at the end of the segment;
-//! reopening (with or without a crash) cuts the torn tail and keeps every acknowledged
-//! write, and the failed one is gone (a strict prefix of a record never passes its
-//! checksum). A short write of a new segment's header (the WAL rotating) fails the
+//! A short WAL append fails that write and leaves a torn record at the end of the segment
+//! (or, with space reserved ahead of the records, a torn record or torn reservation followed
+//! by zeros); reopening (with or without a crash) cuts the torn tail and keeps every
+//! acknowledged write, and the failed one is gone (a strict prefix of a record never passes
+//! its checksum). A short write of a new segment's header (the WAL rotating) fails the
 //! rotation, and reopening ignores the torn segment. A short table write fails the flush;
 //! nothing acknowledged is lost.
 #![allow(
@@ -32,14 +33,15 @@ fn value(i: u32) -> Vec<u8> {
 }
 
 /// Ends `db` after a WAL fault, by a crash that drops everything not fsynced or by a close
-/// (which reports the earlier failure; the torn bytes stay in the file), reopens it and
-/// checks keys `0..acked` all kept their values.
+/// (which reports the earlier failure; the torn bytes stay in the file), reopens it with
+/// `opts` (on the file system left) and checks keys `0..acked` all kept their values.
 fn reopen_after_wal_fault(
     db: Db,
     fs: FaultFs,
     crash: bool,
     acked: u32,
     seed: u64,
+    opts: Options,
 ) -> (Db, FaultFs) {
     let dir = Path::new("/db");
     let fs = if crash {
@@ -50,7 +52,7 @@ fn reopen_after_wal_fault(
         assert!(db.close().is_err());
         fs
     };
-    let db = Db::open(dir, options(&fs)).unwrap();
+    let db = Db::open(dir, opts.file_system(fs.as_dyn())).unwrap();
     for i in 0..acked {
         assert_eq!(
             db.get(&key(i)).unwrap(),
@@ -61,43 +63,73 @@ fn reopen_after_wal_fault(
     (db, fs)
 }
 
+/// How the short write of [`a_short_wal_append_is_cut_off_at_reopen`] lands.
+#[derive(Debug, Clone, Copy)]
+enum ShortWal {
+    /// Records are appended (no space reserved): the record's append is cut short.
+    Append,
+    /// Records go into zeros reserved ahead of them: the reservation is cut short.
+    Reservation,
+    /// Records go into zeros reserved ahead of them: the record written over them is cut
+    /// short (part of a record, then zeros).
+    RecordInReservation,
+}
+
 #[test]
 fn a_short_wal_append_is_cut_off_at_reopen() {
-    for (seed, crash) in [(1u64, false), (2, true), (3, false), (4, true)] {
-        let dir = Path::new("/db");
-        let fs = FaultFs::new(seed);
-        let db = Db::open(dir, options(&fs)).unwrap();
-        for i in 0..300 {
-            db.put(&key(i), &value(i)).unwrap();
-        }
-        // A fresh memtable in a fresh segment: the next put appends a record and cannot
-        // rotate the WAL (which would tear the new segment's header instead, the case of
-        // the next test).
-        db.flush().unwrap();
-        fs.add_rule(
-            FaultRule::new(FsOp::Append, Fault::ShortWrite)
+    let cases = [(1u64, false), (2, true), (3, false), (4, true)];
+    for how in [
+        ShortWal::Append,
+        ShortWal::Reservation,
+        ShortWal::RecordInReservation,
+    ] {
+        for (seed, crash) in cases {
+            let dir = Path::new("/db");
+            let fs = FaultFs::new(seed);
+            let opts = match how {
+                ShortWal::Append => options(&fs).wal_preallocate_bytes(0),
+                ShortWal::Reservation | ShortWal::RecordInReservation => options(&fs),
+            };
+            let db = Db::open(dir, opts.clone()).unwrap();
+            for i in 0..300 {
+                db.put(&key(i), &value(i)).unwrap();
+            }
+            // A fresh memtable in a fresh segment: the next put appends a record and cannot
+            // rotate the WAL (which would tear the new segment's header instead, the case
+            // of the next test). With reserved space, its first write reserves the zeros.
+            db.flush().unwrap();
+            let rule = FaultRule::new(FsOp::Append, Fault::ShortWrite)
                 .on_files_ending_with(".log")
-                .times(1),
-        );
-        let e = db.put(&key(300), &value(300)).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Io, "{e}");
-        let msg = e.to_string();
-        assert!(msg.contains("append a"), "{msg}");
-        assert!(msg.contains("record at offset"), "{msg}");
-        assert!(msg.contains("short write"), "{msg}");
-        assert_eq!(
-            db.put(&key(301), &value(301)).unwrap_err().kind(),
-            ErrorKind::Closed
-        );
-        let (db, _fs) = reopen_after_wal_fault(db, fs, crash, 300, seed);
-        assert_eq!(db.get(&key(300)).unwrap(), None, "seed {seed}: torn write");
-        assert_eq!(
-            db.get(&key(301)).unwrap(),
-            None,
-            "seed {seed}: refused write"
-        );
-        db.put(&key(300), b"again").unwrap();
-        db.close().unwrap();
+                .times(1);
+            let (rule, expected) = match how {
+                ShortWal::Append => (rule, "record at offset"),
+                ShortWal::Reservation => (rule, "bytes of zeros at offset 32"),
+                ShortWal::RecordInReservation => (rule.after(1), "record at offset 32"),
+            };
+            fs.add_rule(rule);
+            let e = db.put(&key(300), &value(300)).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Io, "{how:?} {e}");
+            let msg = e.to_string();
+            assert!(msg.contains(expected), "{how:?} {msg}");
+            assert!(msg.contains("short write"), "{how:?} {msg}");
+            assert_eq!(
+                db.put(&key(301), &value(301)).unwrap_err().kind(),
+                ErrorKind::Closed
+            );
+            let (db, _fs) = reopen_after_wal_fault(db, fs, crash, 300, seed, opts);
+            assert_eq!(
+                db.get(&key(300)).unwrap(),
+                None,
+                "{how:?} seed {seed}: torn write"
+            );
+            assert_eq!(
+                db.get(&key(301)).unwrap(),
+                None,
+                "{how:?} seed {seed}: refused write"
+            );
+            db.put(&key(300), b"again").unwrap();
+            db.close().unwrap();
+        }
     }
 }
 
@@ -125,7 +157,8 @@ fn a_short_segment_header_fails_the_rotation_and_reopen_ignores_it() {
             db.put(&key(50), &value(50)).unwrap_err().kind(),
             ErrorKind::Closed
         );
-        let (db, fs) = reopen_after_wal_fault(db, fs, crash, 50, seed);
+        let opts = options(&fs);
+        let (db, fs) = reopen_after_wal_fault(db, fs, crash, 50, seed, opts);
         assert_eq!(
             db.get(&key(50)).unwrap(),
             None,
