@@ -20,6 +20,27 @@ use crate::segment::{create_segment, list_segments, sync_dir, truncate};
 /// short-lived WAL (a test, a tool) writes little, then doubling with the segment's use.
 const MIN_RESERVATION: u64 = 64 << 10;
 
+/// The page size the zeros of a reservation are written in (see [`write_zero_pages`]).
+const PAGE: u64 = 4096;
+
+/// Writes zeros over `from..to` of `file`, one write per page (the first and last ones
+/// partial when unaligned). One large write would make Linux (6.x, ext4) cache the range
+/// in large folios; each small record written over them later then dirties a whole large
+/// folio again, which `/proc/<pid>/io` counts as that many bytes written (72 KiB per
+/// transaction in a durable sysbench insert run, against 2.5 KiB really written).
+fn write_zero_pages(file: &dyn WritableFile, from: u64, to: u64) -> std::io::Result<()> {
+    const ZEROS: [u8; PAGE as usize] = [0; PAGE as usize];
+    let mut at = from;
+    while at < to {
+        let page_end = (at / PAGE + 1) * PAGE;
+        let n = page_end.min(to) - at;
+        // n <= PAGE, so the slice is in bounds.
+        file.write_at(ZEROS.get(..n as usize).unwrap_or(&ZEROS), at)?;
+        at += n;
+    }
+    Ok(())
+}
+
 /// Counters of a [`crate::Wal`] since it was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WalStats {
@@ -207,20 +228,15 @@ impl Writer {
         let step = used.clamp(MIN_RESERVATION.min(cap), cap);
         let new_end = need.max(st.reserved_end.saturating_add(step));
         let from = st.reserved_end;
-        let zeros = usize::try_from(new_end - from)
-            .map(|n| vec![0u8; n])
-            .map_err(|_| Error::invalid_argument(format!("WAL reservation of {new_end} bytes")));
-        let res = zeros.and_then(|z| {
-            file.write_at(&z, from).map_err(|e| {
-                Error::io(
-                    format!(
-                        "reserve {} bytes of zeros at offset {from} of WAL segment {}",
-                        z.len(),
-                        st.path.display()
-                    ),
-                    e,
-                )
-            })
+        let res = write_zero_pages(&**file, from, new_end).map_err(|e| {
+            Error::io(
+                format!(
+                    "reserve {} bytes of zeros at offset {from} of WAL segment {}",
+                    new_end - from,
+                    st.path.display()
+                ),
+                e,
+            )
         });
         match res {
             Ok(()) => {
@@ -390,6 +406,45 @@ mod tests {
     use super::*;
     use riptide_common::ErrorKind;
     use riptide_common::fs::{Fault, FaultFs, FaultRule, FileSystem, FsOp};
+
+    /// Records the `(offset, len)` of every `write_at`, and that the bytes were zeros.
+    #[derive(Debug, Default)]
+    struct Pieces(parking_lot::Mutex<Vec<(u64, usize, bool)>>);
+
+    impl WritableFile for Pieces {
+        fn append(&self, _: &[u8]) -> std::io::Result<()> {
+            unreachable!("reservations write at offsets")
+        }
+        fn write_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+            let zeros = data.iter().all(|&b| b == 0);
+            self.0.lock().push((offset, data.len(), zeros));
+            Ok(())
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn sync_all(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn zeros_are_written_one_page_at_a_time() {
+        let file = Pieces::default();
+        write_zero_pages(&file, 32, 3 * 4096 + 132).unwrap();
+        assert_eq!(
+            *file.0.lock(),
+            vec![
+                (32, 4064, true),
+                (4096, 4096, true),
+                (8192, 4096, true),
+                (12288, 132, true)
+            ]
+        );
+        let file = Pieces::default();
+        write_zero_pages(&file, 4096, 4096).unwrap();
+        assert!(file.0.lock().is_empty());
+    }
 
     /// A writer on a file system that fails every append.
     fn failing_writer(fs: &FaultFs, dir: &Path) -> Writer {
