@@ -207,6 +207,10 @@ typedef enum riptide_status_t {
     // stays usable, as after `RIPTIDE_TIMED_OUT`; its waits keep failing this way until
     // `riptide_hsession_clear_interrupt`.
     RIPTIDE_INTERRUPTED = 13,
+    // A configured limit would be exceeded: a transaction's write set would grow past the
+    // `max_txn_write_set_bytes` option. The write did nothing; the transaction stays
+    // usable (commit it, or roll it or its statement back).
+    RIPTIDE_LIMIT_EXCEEDED = 14,
 } riptide_status_t;
 
 // A write batch (opaque): puts and deletes, possibly across column families, that

@@ -45,6 +45,10 @@ pub enum riptide_status_t {
     /// stays usable, as after `RIPTIDE_TIMED_OUT`; its waits keep failing this way until
     /// `riptide_hsession_clear_interrupt`.
     RIPTIDE_INTERRUPTED = 13,
+    /// A configured limit would be exceeded: a transaction's write set would grow past the
+    /// `max_txn_write_set_bytes` option. The write did nothing; the transaction stays
+    /// usable (commit it, or roll it or its statement back).
+    RIPTIDE_LIMIT_EXCEEDED = 14,
 }
 
 impl riptide_status_t {
@@ -63,6 +67,7 @@ impl riptide_status_t {
             ErrorKind::TimedOut => riptide_status_t::RIPTIDE_TIMED_OUT,
             ErrorKind::Internal => riptide_status_t::RIPTIDE_INTERNAL,
             ErrorKind::Interrupted => riptide_status_t::RIPTIDE_INTERRUPTED,
+            ErrorKind::LimitExceeded => riptide_status_t::RIPTIDE_LIMIT_EXCEEDED,
             // `ErrorKind` is non-exhaustive: a kind added later and not mapped yet.
             _ => riptide_status_t::RIPTIDE_INTERNAL,
         }
@@ -85,12 +90,13 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_INTERNAL => b"RIPTIDE_INTERNAL\0",
             riptide_status_t::RIPTIDE_DUPLICATE_KEY => b"RIPTIDE_DUPLICATE_KEY\0",
             riptide_status_t::RIPTIDE_INTERRUPTED => b"RIPTIDE_INTERRUPTED\0",
+            riptide_status_t::RIPTIDE_LIMIT_EXCEEDED => b"RIPTIDE_LIMIT_EXCEEDED\0",
         }
     }
 
     /// The status whose numeric value is `code`, if any.
     fn from_code(code: i32) -> Option<riptide_status_t> {
-        const ALL: [riptide_status_t; 14] = [
+        const ALL: [riptide_status_t; 15] = [
             riptide_status_t::RIPTIDE_OK,
             riptide_status_t::RIPTIDE_IO,
             riptide_status_t::RIPTIDE_CORRUPTION,
@@ -105,6 +111,7 @@ impl riptide_status_t {
             riptide_status_t::RIPTIDE_INTERNAL,
             riptide_status_t::RIPTIDE_DUPLICATE_KEY,
             riptide_status_t::RIPTIDE_INTERRUPTED,
+            riptide_status_t::RIPTIDE_LIMIT_EXCEEDED,
         ];
         ALL.into_iter().find(|s| *s as i32 == code)
     }
@@ -141,9 +148,10 @@ mod tests {
         assert_eq!(name_of(11), "RIPTIDE_INTERNAL");
         assert_eq!(name_of(12), "RIPTIDE_DUPLICATE_KEY");
         assert_eq!(name_of(13), "RIPTIDE_INTERRUPTED");
-        assert_eq!(name_of(14), "RIPTIDE_UNKNOWN_STATUS");
+        assert_eq!(name_of(14), "RIPTIDE_LIMIT_EXCEEDED");
+        assert_eq!(name_of(15), "RIPTIDE_UNKNOWN_STATUS");
         assert_eq!(name_of(-1), "RIPTIDE_UNKNOWN_STATUS");
-        for code in 0..14 {
+        for code in 0..15 {
             assert!(name_of(code).starts_with("RIPTIDE_"), "code {code}");
         }
     }
@@ -164,5 +172,10 @@ mod tests {
             riptide_status_t::RIPTIDE_INTERRUPTED
         );
         assert_eq!(riptide_status_t::RIPTIDE_INTERRUPTED as i32, 13);
+        assert_eq!(
+            riptide_status_t::from_kind(ErrorKind::LimitExceeded),
+            riptide_status_t::RIPTIDE_LIMIT_EXCEEDED
+        );
+        assert_eq!(riptide_status_t::RIPTIDE_LIMIT_EXCEEDED as i32, 14);
     }
 }

@@ -36,6 +36,9 @@ pub enum ErrorKind {
     /// A wait (for a row lock or a gap lock) was interrupted by another thread (MariaDB's
     /// `KILL QUERY`, a shutdown); the transaction keeps what it held before the wait.
     Interrupted,
+    /// A configured limit would be exceeded (a transaction's write set growing past
+    /// `max_txn_write_set_bytes`); the operation did nothing.
+    LimitExceeded,
 }
 
 impl ErrorKind {
@@ -54,6 +57,7 @@ impl ErrorKind {
             ErrorKind::TimedOut => "timed out",
             ErrorKind::Internal => "internal error",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::LimitExceeded => "limit exceeded",
         }
     }
 }

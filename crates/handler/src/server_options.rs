@@ -104,6 +104,15 @@ const SERVER_OPTIONS: &[Decl] = &[
     engine("max_total_wal_size"),
     engine("young_space_bound"),
     engine("bytes_per_sync"),
+    // A transaction holds its whole write set in memory until it commits: without a bound,
+    // one huge statement (a 10M-row INSERT ... SELECT) grows the server by gigabytes and can
+    // get it killed. A server refuses the write past 1 GiB instead (MyRocks refuses a
+    // transaction's millionth row lock, rocksdb_max_row_locks); the engine's default is 0,
+    // no limit.
+    Decl::Engine {
+        name: "max_txn_write_set_bytes",
+        default: Some("1073741824"),
+    },
     Decl::Own(|| ServerOption {
         name: "data_dir",
         doc: "Directory of the Riptide database (default: #riptide in the datadir; a relative \

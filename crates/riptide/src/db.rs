@@ -1215,6 +1215,7 @@ impl DbInner {
             write_stop_micros: get(&c.write_stop_micros),
             longest_write_wait_micros: get(&c.longest_write_wait_micros),
             flush_idle_wakeups: get(&c.flush_idle_wakeups),
+            txn_write_set_limit_hits: get(&c.txn_write_set_limit_hits),
             live_snapshots: self.snapshots.count() as u64,
             levels,
             locks: self.locks.stats(),

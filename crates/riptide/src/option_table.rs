@@ -475,6 +475,12 @@ impl Options {
             },
         ),
         opt!(
+            max_txn_write_set_bytes: u64(64, 0, TIB),
+            "The most a transaction's write set may hold in memory (keys, values, undo and \
+             lock records): once it holds more, its further writes fail and do nothing, the \
+             transaction stays usable; 0 for no limit (RocksDB max_write_batch_size)"
+        ),
+        opt!(
             wal_preallocate_bytes: u64(64, 0, GIB),
             "When the WAL is synced (sync_mode interval or full), extend its segment with \
              zeros up to this many bytes at a time ahead of the records, so a sync flushes \

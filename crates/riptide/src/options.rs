@@ -28,6 +28,7 @@ pub struct Options {
     pub(crate) sync_interval: Duration,
     pub(crate) recovery_mode: RecoveryMode,
     pub(crate) wal_preallocate_bytes: u64,
+    pub(crate) max_txn_write_set_bytes: u64,
     pub(crate) block_cache_size: u64,
     pub(crate) block_size: usize,
     pub(crate) restart_interval: usize,
@@ -79,6 +80,7 @@ impl Default for Options {
             sync_interval: Duration::from_secs(1),
             recovery_mode: RecoveryMode::TolerateCorruptedTail,
             wal_preallocate_bytes: riptide_wal::DEFAULT_PREALLOCATE_BYTES,
+            max_txn_write_set_bytes: 0,
             block_cache_size: 64 << 20,
             block_size: 4096,
             restart_interval: 16,
@@ -186,6 +188,19 @@ impl Options {
     /// (`riptide_wal::WalOptions::preallocate_bytes`; RocksDB preallocates its WAL too).
     pub fn wal_preallocate_bytes(mut self, bytes: u64) -> Self {
         self.wal_preallocate_bytes = bytes;
+        self
+    }
+
+    /// The most a transaction's write set may hold in memory (keys, values, undo and lock
+    /// records; [`crate::Transaction::approximate_memory`]). Once it holds more, every
+    /// further write of the transaction fails with `ErrorKind::LimitExceeded` and does
+    /// nothing (so it passes the limit by at most its last accepted write); the
+    /// transaction stays usable: commit it, or roll back to a savepoint to free room. 0: no
+    /// limit (the default, as RocksDB's `max_write_batch_size`). A transaction holds its
+    /// whole write set in memory until it commits, so without a limit one huge statement
+    /// can grow the process by gigabytes.
+    pub fn max_txn_write_set_bytes(mut self, bytes: u64) -> Self {
+        self.max_txn_write_set_bytes = bytes;
         self
     }
 

@@ -36,6 +36,7 @@ pub(crate) struct Counters {
     pub(crate) write_stop_micros: AtomicU64,
     pub(crate) longest_write_wait_micros: AtomicU64,
     pub(crate) flush_idle_wakeups: AtomicU64,
+    pub(crate) txn_write_set_limit_hits: AtomicU64,
 }
 
 impl Counters {
@@ -307,6 +308,9 @@ statistics! {
         /// a stop should cause (more would be a busy loop between writers and the flush
         /// thread).
         counter flush_idle_wakeups,
+        /// Transaction writes refused because they would take the transaction's write set
+        /// past `max_txn_write_set_bytes` (each failed with `LimitExceeded`).
+        counter txn_write_set_limit_hits,
         /// Live snapshots.
         gauge live_snapshots,
     }
@@ -492,7 +496,11 @@ impl fmt::Display for Statistics {
             self.longest_write_wait_micros,
             self.flush_idle_wakeups
         )?;
-        writeln!(f, "live snapshots: {}", self.live_snapshots)?;
+        writeln!(
+            f,
+            "live snapshots: {}; writes refused by max_txn_write_set_bytes: {}",
+            self.live_snapshots, self.txn_write_set_limit_hits
+        )?;
         // Levels down to the deepest one that holds a file (always L0).
         let deepest = self.levels.iter().rposition(|l| l.files > 0).unwrap_or(0);
         for l in self.levels.iter().take(deepest + 1) {

@@ -151,6 +151,7 @@ use crate::db::DbInner;
 use crate::options::ReadOptions;
 use crate::read_point::ReadPoint;
 use crate::snapshot::Snapshot;
+use crate::stats::Counters;
 
 pub use iter::TxnIterator;
 pub(crate) use two_phase::PreparedTxns;
@@ -772,7 +773,7 @@ impl Transaction {
     /// Sets `key` to `value` in `cf`.
     pub fn put(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
         crate::db::check_entry_size(key, value)?;
-        self.write(cf, key, |b| b.put(cf.id(), key, value), false)
+        self.write(cf, key, value.len(), |b| b.put(cf.id(), key, value), false)
     }
 
     /// Sets `key` to `value` in `cf`, where the caller expects `key` to be new (an `INSERT`).
@@ -785,17 +786,18 @@ impl Transaction {
     /// transactions ignore them). A key this transaction already wrote does not wait again.
     pub fn insert(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
         crate::db::check_entry_size(key, value)?;
-        self.write_with(cf, key, |b| b.put(cf.id(), key, value), false, true)
+        let apply = |b: &mut WriteBuffer| b.put(cf.id(), key, value);
+        self.write_with(cf, key, value.len(), apply, false, true)
     }
 
     /// Deletes `key` from `cf`.
     pub fn delete(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
-        self.write(cf, key, |b| b.delete(cf.id(), key), true)
+        self.write(cf, key, 0, |b| b.delete(cf.id(), key), true)
     }
 
     /// Single-deletes `key` from `cf` (see [`crate::Db::single_delete`] for the contract).
     pub fn single_delete(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
-        self.write(cf, key, |b| b.single_delete(cf.id(), key), true)
+        self.write(cf, key, 0, |b| b.single_delete(cf.id(), key), true)
     }
 
     /// An iterator over `cf` that merges this transaction's writes over the database at the
@@ -1163,18 +1165,22 @@ impl Transaction {
         &self,
         cf: &ColumnFamily,
         key: &[u8],
+        value_len: usize,
         apply: impl FnOnce(&mut WriteBuffer) -> bool,
         is_delete: bool,
     ) -> Result<()> {
-        self.write_with(cf, key, apply, is_delete, false)
+        self.write_with(cf, key, value_len, apply, is_delete, false)
     }
 
     /// A write; `insert`: with the insert-intention check (see [`Transaction::insert`]).
-    /// `apply` writes to the buffer and says whether the buffer had no entry for `key`.
+    /// `apply` writes to the buffer and says whether the buffer had no entry for `key`;
+    /// `value_len` is the length of the value it writes (0 for a deletion), for the
+    /// write-set limit ([`crate::Options::max_txn_write_set_bytes`]).
     fn write_with(
         &self,
         cf: &ColumnFamily,
         key: &[u8],
+        value_len: usize,
         apply: impl FnOnce(&mut WriteBuffer) -> bool,
         is_delete: bool,
         insert: bool,
@@ -1183,6 +1189,7 @@ impl Transaction {
         crate::db::check_live(cf)?;
         let mut st = self.shared.state.lock();
         self.check_active(&st)?;
+        self.check_write_set_limit(&st, key.len().saturating_add(value_len))?;
         self.shared
             .protect(&mut st, cf, key, LockMode::Exclusive, is_delete)?;
         let pessimistic = self.shared.opts.concurrency == Concurrency::Pessimistic;
@@ -1214,6 +1221,34 @@ impl Transaction {
             }
         }
         Ok(())
+    }
+
+    /// Fails with `LimitExceeded` when the write set already holds more than
+    /// [`crate::Options::max_txn_write_set_bytes`] (not 0), counting it: the write about to
+    /// be made (`entry_bytes` of key and value) is refused. Checked before the write, so the
+    /// write set passes the limit by at most the last write it accepted (its entry, lock and
+    /// undo records).
+    fn check_write_set_limit(&self, st: &TxnState, entry_bytes: usize) -> Result<()> {
+        let limit = self.shared.db.options.max_txn_write_set_bytes;
+        if limit == 0 {
+            return Ok(());
+        }
+        let held = st.buffer.approximate_bytes();
+        if u64::try_from(held).unwrap_or(u64::MAX) <= limit {
+            return Ok(());
+        }
+        Counters::add(&self.shared.db.counters.txn_write_set_limit_hits, 1);
+        Err(Error::new(
+            ErrorKind::LimitExceeded,
+            // Short enough for MariaDB's "Got error N '%-.200s' from RIPTIDE" with its
+            // "limit exceeded: " prefix.
+            format!(
+                "write set of {held} bytes ({} keys) is over max_txn_write_set_bytes = \
+                 {limit}; a write of {entry_bytes} bytes was refused: commit smaller \
+                 transactions or raise the limit",
+                st.buffer.len()
+            ),
+        ))
     }
 
     /// Takes short exclusive locks on every tracked key, in key order (optimistic only).
