@@ -41,7 +41,10 @@ fn run(concurrency: Concurrency) {
     };
     assert_eq!(err.kind(), ErrorKind::LimitExceeded, "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("is over max_txn_write_set_bytes = 65536"), "{msg}");
+    assert!(
+        msg.contains("is over max_txn_write_set_bytes = 65536"),
+        "{msg}"
+    );
     assert!(msg.contains(&format!("({written} keys)")), "{msg}");
     assert!(msg.contains("a write of 509 bytes was refused"), "{msg}");
     assert!(msg.len() <= 200, "{} bytes: {msg}", msg.len());
