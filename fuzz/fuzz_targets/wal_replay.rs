@@ -33,6 +33,7 @@ fn open(
     let opts = WalOptions {
         sync_mode: SyncMode::None,
         recovery_mode: mode,
+        ..WalOptions::default()
     };
     let (wal, report) = Wal::open(dir, opts, min_segment, |seg, payload| {
         // What the engine does with every record; errors are the engine's to report.
