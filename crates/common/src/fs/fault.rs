@@ -630,39 +630,19 @@ struct FaultWritable {
     node: NodeRef,
 }
 
-impl WritableFile for FaultWritable {
-    fn append(&self, data: &[u8]) -> io::Result<()> {
+impl FaultWritable {
+    /// Decides the fault of a write of `data` (an append or a `write_at`, whose position
+    /// `at` names for the message): the part of `data` to store, and what the call returns
+    /// after storing it. A short write stores a random strict prefix and fails with
+    /// `ENOSPC`; other faults store nothing (the `Err` of the outer result).
+    fn decide_write<'a>(
+        &self,
+        data: &'a [u8],
+        at: String,
+    ) -> io::Result<(&'a [u8], io::Result<()>)> {
         let d = self.fs.decide(FsOp::Append, &self.path)?;
         match d.fault {
-            None => {
-                lock(&self.node).data.extend_from_slice(data);
-                Ok(())
-            }
-            Some(Fault::ShortWrite) => {
-                let n = if data.is_empty() {
-                    0
-                } else {
-                    (d.random % data.len() as u64) as usize
-                };
-                let written = data.get(..n).unwrap_or_default();
-                lock(&self.node).data.extend_from_slice(written);
-                Err(io::Error::new(
-                    io::ErrorKind::StorageFull,
-                    format!(
-                        "short write: {n} of {} bytes written, then no space left on device \
-                         (injected)",
-                        data.len()
-                    ),
-                ))
-            }
-            Some(f) => Err(injected_error(f, FsOp::Append)),
-        }
-    }
-
-    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
-        let d = self.fs.decide(FsOp::Append, &self.path)?;
-        let (n, result) = match d.fault {
-            None => (data.len(), Ok(())),
+            None => Ok((data, Ok(()))),
             Some(Fault::ShortWrite) => {
                 let n = if data.is_empty() {
                     0
@@ -672,18 +652,29 @@ impl WritableFile for FaultWritable {
                 let e = io::Error::new(
                     io::ErrorKind::StorageFull,
                     format!(
-                        "short write: {n} of {} bytes written at offset {offset}, then no \
-                         space left on device (injected)",
+                        "short write: {n} of {} bytes written{at}, then no space left on \
+                         device (injected)",
                         data.len()
                     ),
                 );
-                (n, Err(e))
+                Ok((data.get(..n).unwrap_or_default(), Err(e)))
             }
-            Some(f) => return Err(injected_error(f, FsOp::Append)),
-        };
+            Some(f) => Err(injected_error(f, FsOp::Append)),
+        }
+    }
+}
+
+impl WritableFile for FaultWritable {
+    fn append(&self, data: &[u8]) -> io::Result<()> {
+        let (written, result) = self.decide_write(data, String::new())?;
+        lock(&self.node).data.extend_from_slice(written);
+        result
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let (written, result) = self.decide_write(data, format!(" at offset {offset}"))?;
         let start = usize::try_from(offset)
             .map_err(|_| io::Error::other(format!("offset {offset} out of memory range")))?;
-        let written = data.get(..n).unwrap_or_default();
         let mut node = lock(&self.node);
         let end = start.saturating_add(written.len());
         if node.data.len() < end {
