@@ -131,7 +131,7 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
         self.kept = kept
             .iter()
             .filter(|r| {
-                lower.is_none_or(|l| r.largest.as_slice() >= l)
+                lower.is_none_or(|l| r.ends_after(l))
                     && upper.is_none_or(|u| r.smallest.as_slice() < u)
             })
             .cloned()
@@ -154,8 +154,10 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
                     ErrorKind::Internal,
                     format!(
                         "compaction output key {k:02x?} falls in the range of a table kept in \
-                         place, [{:02x?}, {:02x?}] (a bug; please report it)",
-                        range.smallest, range.largest
+                         place, [{:02x?}, {:02x?}{} (a bug; please report it)",
+                        range.smallest,
+                        range.largest,
+                        if range.largest_is_exclusive { ")" } else { "]" }
                     ),
                 ));
             }

@@ -28,9 +28,12 @@ use crate::table_handle::{HandleIterator, TableHandle};
 pub struct KeptRange {
     /// The file's smallest user key (inclusive).
     pub smallest: Vec<u8>,
-    /// The file's largest user key (inclusive; conservative when it is a range tombstone's
-    /// exclusive end).
+    /// The file's largest user key: inclusive, unless [`Self::largest_is_exclusive`].
     pub largest: Vec<u8>,
+    /// True when [`Self::largest`] is a range tombstone's exclusive end
+    /// ([`FileMeta::largest_is_range_end`](crate::FileMeta::largest_is_range_end)): the file
+    /// covers `[smallest, largest)`, and `largest` itself may go into the file after it.
+    pub largest_is_exclusive: bool,
 }
 
 impl KeptRange {
@@ -39,17 +42,32 @@ impl KeptRange {
         KeptRange {
             smallest: file.meta.smallest_user_key().to_vec(),
             largest: file.meta.largest_user_key().to_vec(),
+            largest_is_exclusive: file.meta.largest_is_range_end(),
         }
     }
 
     /// True when `user_key` lies in the range.
     pub fn contains(&self, user_key: &[u8]) -> bool {
-        self.smallest.as_slice() <= user_key && user_key <= self.largest.as_slice()
+        self.smallest.as_slice() <= user_key && self.ends_after(user_key)
+    }
+
+    /// True when some key of the range is at least `user_key` (the range does not end
+    /// before it).
+    pub fn ends_after(&self, user_key: &[u8]) -> bool {
+        if self.largest_is_exclusive {
+            user_key < self.largest.as_slice()
+        } else {
+            user_key <= self.largest.as_slice()
+        }
     }
 
     /// The smallest user key above the range (an inclusive lower bound for what follows it).
     pub fn end(&self) -> Vec<u8> {
-        user_key_successor(&self.largest)
+        if self.largest_is_exclusive {
+            self.largest.clone()
+        } else {
+            user_key_successor(&self.largest)
+        }
     }
 }
 
@@ -76,18 +94,20 @@ impl UpperProbe {
 
     /// True when an entry or a range tombstone of this input falls in `range`.
     fn touches(&mut self, range: &KeptRange) -> Result<bool> {
+        // Checked against the inclusive bound `[s, l]` (a wider range when `l` is exclusive:
+        // conservative), then exactly.
         let (s, l) = (range.smallest.as_slice(), range.largest.as_slice());
         if !self.file.meta.overlaps_user_range(s, l) {
             return Ok(false);
         }
         if self.tombstones.as_ref().is_some_and(|ts| {
             ts.iter()
-                .any(|t| t.start.as_slice() <= l && t.end.as_slice() > s)
+                .any(|t| range.ends_after(&t.start) && t.end.as_slice() > s)
         }) {
             return Ok(true);
         }
         self.iter.seek(&seek_key(s, MAX_SEQNO))?;
-        Ok(self.iter.valid() && user_key(self.iter.key()) <= l)
+        Ok(self.iter.valid() && range.ends_after(user_key(self.iter.key())))
     }
 }
 
