@@ -32,7 +32,7 @@ enum Verb {
     /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), a short run of
     /// the differential SQL tester (`sqlcheck`), two rounds of the MariaDB crash test
     /// (`crash --mariadb`), and the benchmarks in their `--quick` form (`bench`,
-    /// `sysbench`, `tpcc`).
+    /// `sysbench`, `tpcc`, `ibench`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -176,6 +176,24 @@ enum Verb {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// The insert benchmark (benches/ibench: l.i0, l.x, l.i1, l.i2, qr100, qp100) on Riptide,
+    /// InnoDB and MyRocks, each in its own server inside the same memory cgroup as `sysbench`
+    /// (needs root): rows or queries per second, CPU and KiB per row, space, per-second
+    /// chart; rows counted by every index at the end (a mismatch fails the command).
+    /// Results in target/ibench-results/.
+    Ibench {
+        /// A small run (40,000 rows, 5 s phases, Riptide and InnoDB): the smoke test
+        /// `cargo xtask test` runs.
+        #[arg(long)]
+        quick: bool,
+        /// Riptide from the profile-guided build (`cargo xtask plugin --pgo`, rebuilt first).
+        #[arg(long)]
+        pgo: bool,
+        /// Extra arguments for riptide-ibench (after `--`), e.g. `-- --rows 10000000
+        /// --clients 2` (`-- --help` lists them).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Statements of the differential SQL tester in `cargo xtask test` (with a schedule every
@@ -283,6 +301,9 @@ fn test(no_lint: bool) -> Result<()> {
     // time budget: it would add about a minute and a half and checks nothing of ours); any
     // consistency failure fails the run.
     sysbench::tpcc(true, false, Vec::new())?;
+    // The insert benchmark in its small form on Riptide and InnoDB (about a minute): every
+    // phase, and the rows counted by each index at the end.
+    sysbench::ibench(true, false, Vec::new())?;
     eprintln!(
         "\nall checks passed in {:.0}s",
         start.elapsed().as_secs_f64()
@@ -468,5 +489,6 @@ fn main() -> Result<()> {
         } => bench(micro, rocksdb, quick, args, BenchProfile::Release),
         Verb::Sysbench { quick, pgo, args } => sysbench::sysbench(quick, pgo, args),
         Verb::Tpcc { quick, pgo, args } => sysbench::tpcc(quick, pgo, args),
+        Verb::Ibench { quick, pgo, args } => sysbench::ibench(quick, pgo, args),
     }
 }

@@ -1,11 +1,12 @@
-//! `cargo xtask sysbench` and `cargo xtask tpcc`: the MariaDB-level comparisons of Riptide,
-//! InnoDB and MyRocks (issues 7 and 17). This module only prepares: MariaDB and sysbench
-//! installed (`setup`), `target/plugin/ha_riptide.so` built (`plugin`), and a plugin folder
-//! `target/<verb>/plugin` holding links to it and to Debian's `ha_rocksdb.so`. The
-//! measurements themselves (one memory-capped server per engine, the load, the workloads,
-//! report, chart) are the `riptide-sysbench` binary of `benches/sysbench` (results in
-//! `target/sysbench-results/`) and the `riptide-tpcc` binary of `benches/tpcc` (results in
-//! `target/tpcc-results/`), both on the server harness of `benches/harness`, whose crate
+//! `cargo xtask sysbench`, `cargo xtask tpcc` and `cargo xtask ibench`: the MariaDB-level
+//! comparisons of Riptide, InnoDB and MyRocks (issues 7, 17 and 19). This module only
+//! prepares: MariaDB and sysbench installed (`setup`), `target/plugin/ha_riptide.so` built
+//! (`plugin`), and a plugin folder `target/<verb>/plugin` holding links to it and to
+//! Debian's `ha_rocksdb.so`. The measurements themselves (one memory-capped server per
+//! engine, the load, the workloads, report, chart) are the `riptide-sysbench` binary of
+//! `benches/sysbench` (results in `target/sysbench-results/`), the `riptide-tpcc` binary of
+//! `benches/tpcc` (results in `target/tpcc-results/`) and the `riptide-ibench` binary of `benches/ibench` (results in
+//! `target/ibench-results/`), all on the server harness of `benches/harness`, whose crate
 //! docs say exactly what each engine gets.
 
 use std::fs;
@@ -76,4 +77,9 @@ pub fn sysbench(quick: bool, pgo: bool, args: Vec<String>) -> Result<()> {
 /// `cargo xtask tpcc [--quick] [--pgo] [-- riptide-tpcc args]`.
 pub fn tpcc(quick: bool, pgo: bool, args: Vec<String>) -> Result<()> {
     capped_benchmark("tpcc", "riptide-tpcc", quick, pgo, args)
+}
+
+/// `cargo xtask ibench [--quick] [--pgo] [-- riptide-ibench args]`.
+pub fn ibench(quick: bool, pgo: bool, args: Vec<String>) -> Result<()> {
+    capped_benchmark("ibench", "riptide-ibench", quick, pgo, args)
 }

@@ -1,7 +1,8 @@
 //! The memory-capped MariaDB server harness of the MariaDB-level benchmarks:
-//! `riptide-sysbench` (benches/sysbench, `cargo xtask sysbench`) and `riptide-tpcc`
-//! (benches/tpcc, `cargo xtask tpcc`). Both compare Riptide, InnoDB and MyRocks with the same
-//! budget, durability, cap and allowance rule, because both run each engine through this
+//! `riptide-sysbench` (benches/sysbench, `cargo xtask sysbench`), `riptide-tpcc`
+//! (benches/tpcc, `cargo xtask tpcc`) and `riptide-ibench` (benches/ibench, `cargo xtask
+//! ibench`). All compare Riptide, InnoDB and MyRocks with the same budget, durability, cap
+//! and allowance rule, because all run each engine through this
 //! crate: [`Lab::run`] makes the data directory and the cgroup, starts the server with
 //! [`Budget::server_options`], hands the benchmark a [`Bench`] (the running server; restart
 //! after the load, memory samples), and collects the load time, disk use and the cgroup's
