@@ -4,7 +4,8 @@
   A thin C++ layer: it turns MariaDB rows and keys into bytes (record_codec.h) and forwards
   every operation to the Riptide C ABI (crates/capi/include/riptide.h), which owns the key
   layout, cursors, sessions and statements. Files: ha_riptide.cc (reads), writes.cc,
-  statement.cc (locks and the statement's start and end), ddl.cc (table-level operations), transactions.cc (the handlerton's transactions and XA),
+  statement.cc (locks and the statement's start and end), ddl.cc (table-level operations),
+  alter_inplace.cc (in-place index changes), transactions.cc (the handlerton's transactions and XA),
   sysvars.cc, hton.cc. Layout, transactions and the known gaps: plugin-shim/README.md.
 */
 #pragma once
@@ -112,6 +113,15 @@ public:
   double read_time(uint index, uint ranges, ha_rows rows) override;
   bool get_error_message(int error, String *buf) override;
   int check(THD *thd, HA_CHECK_OPT *check_opt) override;
+
+  /* In-place ALTER TABLE of secondary indexes (alter_inplace.cc). */
+  enum_alter_inplace_result check_if_supported_inplace_alter(
+      TABLE *altered_table, Alter_inplace_info *ha_alter_info) override;
+  bool prepare_inplace_alter_table(TABLE *altered_table,
+                                   Alter_inplace_info *ha_alter_info) override;
+  bool inplace_alter_table(TABLE *altered_table, Alter_inplace_info *ha_alter_info) override;
+  bool commit_inplace_alter_table(TABLE *altered_table, Alter_inplace_info *ha_alter_info,
+                                  bool commit) override;
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
   int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
 
@@ -215,6 +225,7 @@ private:
   int index_step(uchar *buf, bool forward);
   void observe_autoinc(const uchar *record);
   int wait_for_prepared(const char *name);
+  void print_duplicate_row(TABLE *altered_table, uint keynr, const char *pk, size_t pk_len);
   int begin_alter_copy();
   int end_alter_copy();
   void abort_alter_copy();

@@ -83,6 +83,9 @@ handler *riptide_create_handler(handlerton *hton, TABLE_SHARE *table, MEM_ROOT *
   return new (mem_root) ha_riptide(hton, table);
 }
 
+int riptide_check_version(handlerton *, const char *path, const LEX_CUSTRING *version,
+                          ulonglong);
+
 int riptide_init(void *p)
 {
   riptide_hton= static_cast<handlerton *>(p);
@@ -144,8 +147,31 @@ int riptide_init(void *p)
   riptide_hton->flags= HTON_CAN_RECREATE;
   riptide_transactions_init(riptide_hton);
   riptide_hton->show_status= riptide_show_status;
+  riptide_hton->check_version= riptide_check_version;
   sql_print_information("RIPTIDE: %s opened (Riptide %s)", dir.c_str(), riptide_version());
   return 0;
+}
+
+/* MariaDB's recovery of an in-place ALTER TABLE that a crash interrupted asks whether the
+   engine committed the new definition (`version`: the new .frm's tabledef_version): 0 if
+   so (the new .frm is installed), 1 if not (the old one stays). alter_inplace.cc records
+   the version with the commit. */
+int riptide_check_version(handlerton *, const char *path, const LEX_CUSTRING *version,
+                          ulonglong)
+{
+  bool matches= false;
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_check_version(
+      riptide_handler, path, strlen(path), reinterpret_cast<const char *>(version->str),
+      version->length, &matches, &err);
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_warning("RIPTIDE: recovery of an ALTER TABLE of %s: %s (keeping the old "
+                      "definition)",
+                      path, riptide_take_message(st, err).c_str());
+    return 1;
+  }
+  return matches ? 0 : 1;
 }
 
 int riptide_deinit(void *)

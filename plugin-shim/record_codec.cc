@@ -198,6 +198,22 @@ uint Riptide_codec::tuple_width(uint keynr) const
   return width;
 }
 
+std::vector<uint32_t> Riptide_codec::null_offsets(uint keynr) const
+{
+  /* append_key_part's layout: a nullable part starts with its indicator byte. */
+  const KEY *key= &tbl->key_info[keynr];
+  std::vector<uint32_t> out;
+  uint32_t at= 0;
+  for (uint i= 0; i < key->user_defined_key_parts; i++)
+  {
+    bool nullable= key->key_part[i].field->real_maybe_null();
+    if (nullable)
+      out.push_back(at);
+    at+= key_part_width(&key->key_part[i], format) + (nullable ? 1 : 0);
+  }
+  return out;
+}
+
 bool Riptide_codec::tuples_cover(const KEY *key, const KEY *pk, const MY_BITMAP *read_set) const
 {
   for (uint i= 0; i < tbl->s->fields; i++)

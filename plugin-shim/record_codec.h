@@ -74,6 +74,10 @@ public:
   bool encode_key_image(THD *thd, uint keynr, const uchar *key, key_part_map keypart_map,
                         std::string *out);
 
+  /* The offsets, in index `keynr`'s tuples, of the NULL-indicator bytes of its nullable
+     parts (0 there: the part is NULL). */
+  std::vector<uint32_t> null_offsets(uint keynr) const;
+
   /* The width of index `keynr`'s tuples (every tuple of an index has the same width). */
   uint tuple_width(uint keynr) const;
 

@@ -238,6 +238,11 @@ typedef struct riptide_db_t riptide_db_t;
 // once.
 typedef struct riptide_handler_t riptide_handler_t;
 
+// An in-place index build (opaque): made by `riptide_handler_begin_index_build`, ended
+// (and freed) by `riptide_handler_commit_index_build` or `riptide_handler_abort_index_build`.
+// One thread at a time.
+typedef struct riptide_hbuild_t riptide_hbuild_t;
+
 // A cursor over one index of a table (opaque): made by `riptide_hcursor_create`, freed by
 // `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 // outlives transactions (the session drops its iterator when the transaction ends, and
@@ -298,6 +303,40 @@ typedef struct riptide_txn_options_t riptide_txn_options_t;
 // one thread at a time. Its writes are buffered and invisible to others until commit.
 typedef struct riptide_txn_t riptide_txn_t;
 
+// One index of a table being created.
+typedef struct riptide_index_spec_t {
+    // `RIPTIDE_INDEX_PRIMARY`, `RIPTIDE_INDEX_HIDDEN_PK` or `RIPTIDE_INDEX_SECONDARY`.
+    int32_t kind;
+    // Duplicates refused (secondary indexes; the primary key always is).
+    bool unique;
+    // Number of key parts.
+    uint16_t key_parts;
+    // NUL-terminated name (for error messages); NULL for none.
+    const char *name;
+} riptide_index_spec_t;
+
+// A secondary index to add in place.
+typedef struct riptide_new_index_t {
+    // Its spec (`kind` must be `RIPTIDE_INDEX_SECONDARY`).
+    struct riptide_index_spec_t spec;
+    // For a unique index: the offsets, in each key given to `riptide_hbuild_add`, of the
+    // NULL-indicator bytes of its nullable parts (a key with a 0 byte at one of them has a
+    // NULL part and never conflicts); `n_null_offsets` of them. NULL with 0 for none. Every
+    // key of one index must have the same length.
+    const uint32_t *null_offsets;
+    // Number of `null_offsets`.
+    size_t n_null_offsets;
+} riptide_new_index_t;
+
+// Where an index of the changed table comes from (`riptide_handler_commit_index_build`).
+typedef struct riptide_index_slot_t {
+    // False: the index at `position` of the table's current index list; true: the build's
+    // new index at `position`.
+    bool is_new;
+    // The position.
+    size_t position;
+} riptide_index_slot_t;
+
 // What a cursor read returns. The pointers are views into the cursor, valid until the
 // next call on it (or on its session).
 typedef struct riptide_hrow_t {
@@ -318,18 +357,6 @@ typedef struct riptide_hrow_t {
     // Length of `row`.
     size_t row_len;
 } riptide_hrow_t;
-
-// One index of a table being created.
-typedef struct riptide_index_spec_t {
-    // `RIPTIDE_INDEX_PRIMARY`, `RIPTIDE_INDEX_HIDDEN_PK` or `RIPTIDE_INDEX_SECONDARY`.
-    int32_t kind;
-    // Duplicates refused (secondary indexes; the primary key always is).
-    bool unique;
-    // Number of key parts.
-    uint16_t key_parts;
-    // NUL-terminated name (for error messages); NULL for none.
-    const char *name;
-} riptide_index_spec_t;
 
 // One secondary key of a row: the memcomparable bytes and whether a part is NULL (a key with
 // a NULL part never conflicts in a unique index).
@@ -688,6 +715,110 @@ uint32_t riptide_abi_version(void);
 // The largest key plus value one write may carry (`riptide::MAX_KEY_VALUE_LEN`, 1 GiB less
 // 8 bytes): a larger put is refused with `RIPTIDE_INVALID_ARGUMENT` when it is made.
 size_t riptide_max_key_value_len(void);
+
+// Begins adding the `n` secondary indexes `indexes` to table `name` in place: allocates
+// their ids and records the build (a crash before the commit leaves no entry behind: the
+// next open removes them). `n` 0 begins a change that only drops indexes. On success
+// `*out` is the build. `RIPTIDE_NOT_FOUND` if the table does not exist.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `(name, name_len)` is NULL or `name_len`
+// readable bytes; `(indexes, n)` is NULL with `n` 0 or `n` readable `riptide_new_index_t`,
+// each with a `spec.name` NULL or NUL-terminated and `(null_offsets, n_null_offsets)`
+// NULL with 0 or that many readable `u32`; `out` is NULL or writable; `errmsg` is NULL or
+// writable.
+enum riptide_status_t riptide_handler_begin_index_build(struct riptide_handler_t *handler,
+                                                        const char *name,
+                                                        size_t name_len,
+                                                        const struct riptide_new_index_t *indexes,
+                                                        size_t n,
+                                                        struct riptide_hbuild_t **out,
+                                                        char **errmsg);
+
+// Adds one row's entry to the build's new index `index`: its key `(key, key_len)` (as a
+// `riptide_hkey_t` of that index would carry it) and the row's primary key `(pk,
+// pk_len)`. Entries are written in batches, outside any transaction.
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `(key, key_len)` and
+// `(pk, pk_len)` are NULL or that many readable bytes; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_hbuild_add(struct riptide_hbuild_t *build,
+                                         size_t index,
+                                         const char *key,
+                                         size_t key_len,
+                                         const char *pk,
+                                         size_t pk_len,
+                                         char **errmsg);
+
+// Writes the build's last entries and checks its new unique indexes: `RIPTIDE_OK` when
+// none holds a value (without NULL parts) twice; `RIPTIDE_DUPLICATE_KEY` when one does,
+// with `*dup_index` its position in the build and `*dup_pk` (`*dup_pk_len` bytes,
+// allocated with `malloc`: free with `riptide_free`) the primary key of one row holding
+// the value. The build stays alive either way.
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `dup_index`, `dup_pk`,
+// `dup_pk_len` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_hbuild_finish(struct riptide_hbuild_t *build,
+                                            size_t *dup_index,
+                                            char **dup_pk,
+                                            size_t *dup_pk_len,
+                                            char **errmsg);
+
+// Ends `build` (freed in every case) by making it the table's definition: the `n` indexes of
+// `order`, in that order (the primary key first; every new index placed); the table's
+// current indexes left out are dropped with their entries. `(version, version_len)` (0:
+// none) is recorded as the definition's version, which `riptide_handler_check_version`
+// compares. On failure the build is aborted (its entries removed) before the error is
+// returned, and the table is unchanged (with a NULL `handler` the build's entries stay
+// until the next open removes them). `RIPTIDE_BUSY` if the table's definition changed
+// since the build began.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `build` is NULL or a live build handle not
+// used afterwards; `(order, n)` is NULL with 0 or `n` readable slots; `(version,
+// version_len)` is NULL or that many readable bytes; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_handler_commit_index_build(struct riptide_handler_t *handler,
+                                                         struct riptide_hbuild_t *build,
+                                                         const struct riptide_index_slot_t *order,
+                                                         size_t n,
+                                                         const char *version,
+                                                         size_t version_len,
+                                                         char **errmsg);
+
+// Ends `build` (freed in every case) without changing the table: the entries it wrote are
+// range-deleted.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `build` is NULL or a live build handle not
+// used afterwards; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_handler_abort_index_build(struct riptide_handler_t *handler,
+                                                        struct riptide_hbuild_t *build,
+                                                        char **errmsg);
+
+// Whether table `name`'s definition version, as the last
+// `riptide_handler_commit_index_build` recorded it, is `(version, version_len)`:
+// `*matches` true if so, false if another or none is recorded (or the table does not
+// exist). MariaDB's recovery of an in-place `ALTER TABLE` interrupted by a crash asks this
+// (`handlerton::check_version`) to learn whether the engine committed the new definition.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `(name, name_len)` and `(version,
+// version_len)` are NULL or that many readable bytes; `matches` and `errmsg` are NULL or
+// writable.
+enum riptide_status_t riptide_handler_check_version(struct riptide_handler_t *handler,
+                                                    const char *name,
+                                                    size_t name_len,
+                                                    const char *version,
+                                                    size_t version_len,
+                                                    bool *matches,
+                                                    char **errmsg);
 
 // Makes a cursor over index `index` of `table` (0: the primary or hidden key, then the
 // secondary indexes in order) in `RIPTIDE_HCURSOR_SNAPSHOT` mode, not positioned.

@@ -76,35 +76,52 @@ impl<'a> IndexSpecs<'a> {
     /// The specs as the handler takes them, names copied (lossily as UTF-8; NULL: empty); an
     /// unknown kind is `InvalidArgument` (the first such spec in order).
     fn index_specs(self) -> CResult<Vec<IndexSpec>> {
-        let mut list = Vec::with_capacity(self.0.len());
-        for (i, s) in self.0.iter().enumerate() {
-            let kind = match s.kind {
-                RIPTIDE_INDEX_PRIMARY => IndexKind::Primary,
-                RIPTIDE_INDEX_HIDDEN_PK => IndexKind::HiddenPk,
-                RIPTIDE_INDEX_SECONDARY => IndexKind::Secondary,
-                other => {
-                    return Err(Error::invalid_argument(format!(
-                        "specs[{i}].kind {other} is not an index kind"
-                    )));
-                }
-            };
-            let name = if s.name.is_null() {
-                String::new()
-            } else {
-                // SAFETY: `IndexSpecs::new` required a non-NULL `name` to follow the C
-                // string rule during `'a`, which is what `c_bytes` needs.
-                let name = unsafe { c_bytes(s.name, "specs[].name") }?;
-                String::from_utf8_lossy(name).into_owned()
-            };
-            list.push(IndexSpec {
-                kind,
-                unique: s.unique,
-                key_parts: s.key_parts,
-                name,
-            });
-        }
-        Ok(list)
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                // SAFETY: `IndexSpecs::new` required every non-NULL `name` to follow the C
+                // string rule during `'a`, which is what `index_spec` needs.
+                unsafe { index_spec(i, s, "specs") }
+            })
+            .collect()
     }
+}
+
+/// One spec as the handler takes it, its name copied (lossily as UTF-8; NULL: empty); an
+/// unknown kind is `InvalidArgument` naming `what[i]`.
+///
+/// # Safety
+///
+/// `s.name` is NULL or follows the C string rule (`ffi_util` module docs).
+pub(crate) unsafe fn index_spec(
+    i: usize,
+    s: &riptide_index_spec_t,
+    what: &str,
+) -> CResult<IndexSpec> {
+    let kind = match s.kind {
+        RIPTIDE_INDEX_PRIMARY => IndexKind::Primary,
+        RIPTIDE_INDEX_HIDDEN_PK => IndexKind::HiddenPk,
+        RIPTIDE_INDEX_SECONDARY => IndexKind::Secondary,
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "{what}[{i}].kind {other} is not an index kind"
+            )));
+        }
+    };
+    let name = if s.name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a non-NULL `name` follows the C string rule (this function's contract).
+        let name = unsafe { c_bytes(s.name, "name of an index spec") }?;
+        String::from_utf8_lossy(name).into_owned()
+    };
+    Ok(IndexSpec {
+        kind,
+        unique: s.unique,
+        key_parts: s.key_parts,
+        name,
+    })
 }
 
 /// Opens the handler layer on `db` (creates the `__riptide_dd` column family on first use)

@@ -12,8 +12,8 @@ use riptide::{ColumnFamily, Db, Error, ErrorKind, OlderSnapshots, ReadOptions, W
 use crate::error::Result;
 use crate::format::{
     self, DD_CF_NAME, FIRST_ID, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, StoredCounters,
-    TableDef, VERSION_KEY, counters_key, index_key_range, prefix_successor, table_key,
-    temporary_key,
+    TableDef, VERSION_KEY, counters_key, definition_version_key, index_key_range, prefix_successor,
+    table_key, temporary_key,
 };
 use crate::session::{Session, SessionOptions};
 use crate::table::{Store, Table, load_counters};
@@ -39,7 +39,7 @@ impl std::fmt::Debug for HandlerEngine {
     }
 }
 
-fn name_str(name: &[u8]) -> String {
+pub(crate) fn name_str(name: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
@@ -66,6 +66,7 @@ impl HandlerEngine {
             key_format: AtomicU8::new(0),
         };
         engine.drop_leftover_temporaries()?;
+        engine.drop_unfinished_builds()?;
         Ok(engine)
     }
 
@@ -141,6 +142,7 @@ impl HandlerEngine {
         } else {
             batch.delete_cf(&self.store.dd, &temporary_key(name));
         }
+        batch.delete_cf(&self.store.dd, &definition_version_key(name));
         self.store.db.write(batch)?;
         if let Some(old) = &replaced {
             self.free_dropped_files(old);
@@ -162,6 +164,7 @@ impl HandlerEngine {
         self.drop_into(&mut batch, &def);
         batch.delete_cf(&self.store.dd, &table_key(name));
         batch.delete_cf(&self.store.dd, &temporary_key(name));
+        batch.delete_cf(&self.store.dd, &definition_version_key(name));
         self.store.db.write(batch)?;
         self.free_dropped_files(&def);
         self.replace_cached(name, None);
@@ -253,6 +256,17 @@ impl HandlerEngine {
         if self.is_temporary(from)? {
             batch.delete_cf(&self.store.dd, &temporary_key(from));
             batch.put_cf(&self.store.dd, &temporary_key(to), b"");
+        }
+        // The definition's version moves with it (MariaDB renames the `.frm` too).
+        let (from_version, to_version) = (definition_version_key(from), definition_version_key(to));
+        match self.store.db.get_cf(&self.store.dd, &from_version)? {
+            Some(v) => {
+                batch.delete_cf(&self.store.dd, &from_version);
+                batch.put_cf(&self.store.dd, &to_version, &v);
+            }
+            None => {
+                batch.delete_cf(&self.store.dd, &to_version);
+            }
         }
         self.store.db.write(batch)?;
         let mut tables = self.tables.lock();
@@ -415,7 +429,17 @@ impl HandlerEngine {
         }
     }
 
-    fn read_def(&self, name: &[u8]) -> Result<Option<TableDef>> {
+    /// The database and its column families.
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// Serialises DDL: held while a dictionary entry is read and rewritten.
+    pub(crate) fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.ddl.lock()
+    }
+
+    pub(crate) fn read_def(&self, name: &[u8]) -> Result<Option<TableDef>> {
         match self.store.db.get_cf(&self.store.dd, &table_key(name))? {
             Some(v) => Ok(Some(format::decode_table(&v, &name_str(name))?)),
             None => Ok(None),
@@ -492,7 +516,12 @@ impl HandlerEngine {
     /// snapshots older than the drop do not keep the files. The drop has happened either
     /// way: a failure here is logged, and compaction frees the space later.
     fn free_dropped_files(&self, def: &TableDef) {
-        for ix in &def.indexes {
+        self.free_index_files(def.table_id, &def.indexes);
+    }
+
+    /// [`Self::free_dropped_files`] for some indexes of table `table_id`.
+    pub(crate) fn free_index_files(&self, table_id: u32, indexes: &[IndexDef]) {
+        for ix in indexes {
             let (lo, hi) = index_key_range(ix.id);
             if let Err(e) = self.store.db.delete_files_in_range(
                 &self.store.data,
@@ -501,15 +530,14 @@ impl HandlerEngine {
                 OlderSnapshots::Ignore,
             ) {
                 log::warn!(
-                    "table id {} index id {}: freeing the dropped index's files: {e}",
-                    def.table_id,
+                    "table id {table_id} index id {}: freeing the dropped index's files: {e}",
                     ix.id
                 );
             }
         }
     }
 
-    fn replace_cached(&self, name: &[u8], table: Option<Arc<Table>>) {
+    pub(crate) fn replace_cached(&self, name: &[u8], table: Option<Arc<Table>>) {
         let mut tables = self.tables.lock();
         if let Some(old) = tables.remove(name) {
             old.mark_dropped();

@@ -21,6 +21,8 @@ pub(crate) const FIRST_ID: u32 = 1;
 const TABLE_TAG: u8 = b'T';
 const TEMPORARY_TAG: u8 = b'P';
 const COUNTERS_TAG: u8 = b'C';
+const BUILD_TAG: u8 = b'B';
+const DEFINITION_VERSION_TAG: u8 = b'D';
 const LOCK_TAG: u8 = b'L';
 /// Legacy "taint record" tag: no longer written, migrated away at open (see FORMAT.md).
 const LEGACY_TAINT_TAG: u8 = b'X';
@@ -146,6 +148,23 @@ pub(crate) fn table_key(name: &[u8]) -> Vec<u8> {
 /// handler engine next opens the database.
 pub(crate) fn temporary_key(name: &[u8]) -> Vec<u8> {
     tagged(TEMPORARY_TAG, &[name])
+}
+
+/// `B` + index id: an index an in-place `ALTER TABLE` is building (value: the table's
+/// name); its entries are range-deleted at the next open unless the build committed.
+pub(crate) fn build_key(index_id: u32) -> Vec<u8> {
+    tagged(BUILD_TAG, &[&be32(index_id)])
+}
+
+/// The prefix of every [`build_key`].
+pub(crate) fn build_prefix() -> Vec<u8> {
+    vec![BUILD_TAG]
+}
+
+/// `D` + table name: the caller's version of the table's definition, recorded by the
+/// in-place index change that last committed (MariaDB: the `.frm`'s `tabledef_version`).
+pub(crate) fn definition_version_key(name: &[u8]) -> Vec<u8> {
+    tagged(DEFINITION_VERSION_TAG, &[name])
 }
 
 /// `C` + table id: the table's counters.

@@ -36,6 +36,7 @@
 //! # Ok(()) }
 //! ```
 
+mod alter;
 mod check;
 mod cursor;
 mod engine;
@@ -45,6 +46,7 @@ mod server_options;
 mod session;
 mod table;
 
+pub use alter::{BUILD_BATCH_BYTES, BuildCheck, IndexBuild, IndexSlot, NewIndex};
 pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;

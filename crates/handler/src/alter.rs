@@ -1,0 +1,453 @@
+//! In-place index changes: the `ALTER TABLE ... ADD INDEX / DROP INDEX, ALGORITHM=INPLACE`
+//! of the MariaDB plugin, instead of copying the whole table.
+//!
+//! 1. [`HandlerEngine::begin_index_build`] allocates the new indexes' ids and records each as
+//!    being built (`B` + id, FORMAT.md); a build left by a crash is range-deleted at the next
+//!    open ([`HandlerEngine::drop_unfinished_builds`]).
+//! 2. The caller reads every row once (at a snapshot, while writers are kept out: MariaDB's
+//!    `LOCK=SHARED`) and hands each new index's entry to [`IndexBuild::add`]. Entries go to
+//!    the database in batches of [`BUILD_BATCH_BYTES`], outside any transaction: nothing
+//!    reads them until the definition names their index.
+//! 3. [`IndexBuild::finish`] writes the last batch and, for a unique index, reads the new
+//!    entries in key order once to find two rows with one value (keys with a NULL part
+//!    excepted): [`BuildCheck::Duplicate`] names one of them.
+//! 4. [`HandlerEngine::commit_index_build`] writes, in one batch: the new definition
+//!    (existing indexes kept with their ids, dropped ones gone, new ones added, in the
+//!    caller's order), one range delete per dropped index, the end of the build records and
+//!    the caller's version of the definition (`D` + name, what MariaDB's crash recovery of
+//!    an in-place ALTER asks through `riptide_handler_check_version`).
+//!    [`HandlerEngine::abort_index_build`] instead range-deletes what the build wrote.
+
+use std::sync::Arc;
+
+use riptide::{Error, ReadOptions, WriteBatch};
+
+use crate::engine::{HandlerEngine, name_str};
+use crate::error::Result;
+use crate::format::{
+    self, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, TableDef, build_key, build_prefix,
+    decode_secondary_entry, definition_version_key, index_key_range, prefix_successor,
+    secondary_entry, table_key,
+};
+use crate::table::{Store, Table, load_counters};
+
+/// Bytes of entries an [`IndexBuild`] gathers before it writes them.
+pub const BUILD_BATCH_BYTES: usize = 4 << 20;
+
+/// A secondary index to add in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewIndex {
+    /// Its definition (kind [`IndexKind::Secondary`]).
+    pub spec: IndexSpec,
+    /// For a unique index, the offsets in the key (as given to [`IndexBuild::add`]) of the
+    /// NULL-indicator bytes of its nullable parts: a key whose byte there is 0 has a NULL
+    /// part and never conflicts. The caller's keys of one index must all have one length.
+    pub null_offsets: Vec<usize>,
+}
+
+/// Where an index of the changed table comes from, in the caller's new order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexSlot {
+    /// The index at this position of the table's current definition (kept with its id and
+    /// entries).
+    Existing(usize),
+    /// The build's new index at this position (of [`HandlerEngine::begin_index_build`]).
+    New(usize),
+}
+
+/// What [`IndexBuild::finish`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildCheck {
+    /// Every new unique index holds each value (without NULL parts) at most once.
+    Unique,
+    /// New index `index` (its position in the build) holds a value twice; `pk` is the
+    /// primary key of one of the rows.
+    Duplicate {
+        /// The new index's position in the build.
+        index: usize,
+        /// The primary key of a row holding the duplicate value.
+        pk: Vec<u8>,
+    },
+}
+
+/// An in-place index build in progress: see the module documentation. Dropping it without
+/// [`HandlerEngine::commit_index_build`] or [`HandlerEngine::abort_index_build`] leaves its
+/// entries to the next open, which removes them.
+pub struct IndexBuild {
+    store: Arc<Store>,
+    name: Vec<u8>,
+    /// The table's definition when the build began.
+    base: TableDef,
+    /// The new indexes, with their ids.
+    new: Vec<IndexDef>,
+    null_offsets: Vec<Vec<usize>>,
+    batch: WriteBatch,
+    batch_bytes: usize,
+    entries: u64,
+}
+
+impl std::fmt::Debug for IndexBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexBuild")
+            .field("table", &name_str(&self.name))
+            .field("new", &self.new)
+            .field("entries", &self.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IndexBuild {
+    /// The id of the table the build is for.
+    pub fn table_id(&self) -> u32 {
+        self.base.table_id
+    }
+
+    /// The new indexes (their ids allocated).
+    pub fn new_indexes(&self) -> &[IndexDef] {
+        &self.new
+    }
+
+    /// Entries added so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Adds the entry of one row to new index `n`: its key `key` (the bytes the caller
+    /// would pass as that index's [`crate::SecondaryKey`]) and the row's primary key `pk`.
+    pub fn add(&mut self, n: usize, key: &[u8], pk: &[u8]) -> Result<()> {
+        let index = self.new.get(n).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "index build of table {}: new index #{n} does not exist (the build adds {})",
+                name_str(&self.name),
+                self.new.len()
+            ))
+        })?;
+        let entry = secondary_entry(index.id, key, pk)?;
+        self.batch_bytes += entry.len() + 16;
+        self.batch.put_cf(&self.store.data, &entry, b"");
+        self.entries += 1;
+        if self.batch_bytes >= BUILD_BATCH_BYTES {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        if self.batch_bytes > 0 {
+            let batch = std::mem::take(&mut self.batch);
+            self.batch_bytes = 0;
+            self.store.db.write(batch)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is left, then checks every new unique index for a value held twice.
+    pub fn finish(&mut self) -> Result<BuildCheck> {
+        self.write_batch()?;
+        for (n, index) in self.new.iter().enumerate() {
+            if !index.unique {
+                continue;
+            }
+            let offsets = self.null_offsets.get(n).map_or(&[][..], Vec::as_slice);
+            if let Some(pk) = self.find_duplicate(index.id, offsets)? {
+                return Ok(BuildCheck::Duplicate { index: n, pk });
+            }
+        }
+        Ok(BuildCheck::Unique)
+    }
+
+    /// The primary key of a row whose key in index `id` another row also has (no NULL
+    /// part: a 0 byte at one of `null_offsets`), reading the index in key order.
+    fn find_duplicate(&self, id: u32, null_offsets: &[usize]) -> Result<Option<Vec<u8>>> {
+        let (lo, hi) = index_key_range(id);
+        let opts = ReadOptions::default()
+            .lower_bound(lo.clone())
+            .upper_bound(hi);
+        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
+        it.seek(&lo)?;
+        let mut previous: Option<Vec<u8>> = None;
+        while it.valid() {
+            let entry = it.key();
+            let (key, pk) = decode_secondary_entry(entry).ok_or_else(|| {
+                Error::corruption(format!(
+                    "index build of table {}: entry {:02x?} of index id {id} is malformed",
+                    name_str(&self.name),
+                    entry
+                ))
+            })?;
+            let has_null = null_offsets.iter().any(|&o| key.get(o) == Some(&0));
+            if !has_null && previous.as_deref() == Some(key) {
+                return Ok(Some(pk.to_vec()));
+            }
+            previous = (!has_null).then(|| key.to_vec());
+            it.next()?;
+        }
+        Ok(None)
+    }
+}
+
+impl HandlerEngine {
+    /// Begins adding the secondary indexes `new` to table `name` in place: allocates their
+    /// ids and records the build, so that a crash before
+    /// [`HandlerEngine::commit_index_build`] leaves no entry behind. An empty `new` (a change
+    /// that only drops indexes) records nothing. `NotFound` if the table does not exist.
+    pub fn begin_index_build(&self, name: &[u8], new: &[NewIndex]) -> Result<IndexBuild> {
+        let store = Arc::clone(self.store());
+        let _ddl = self.ddl_lock();
+        let base = self.read_def(name)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "index build: table {} does not exist",
+                name_str(name)
+            ))
+        })?;
+        for ix in new {
+            if ix.spec.kind != IndexKind::Secondary {
+                return Err(Error::invalid_argument(format!(
+                    "index build of table {}: index `{}` is not a secondary index (an in-place \
+                     build adds secondary indexes only)",
+                    name_str(name),
+                    ix.spec.name
+                ))
+                .into());
+            }
+        }
+        let mut batch = WriteBatch::new();
+        let mut defs = Vec::with_capacity(new.len());
+        if !new.is_empty() {
+            let next = match store.db.get_cf(&store.dd, NEXT_ID_KEY)? {
+                Some(v) => format::decode_next_id(&v)?,
+                None => format::FIRST_ID,
+            };
+            let count = u32::try_from(new.len()).unwrap_or(u32::MAX);
+            let after = next
+                .checked_add(count)
+                .ok_or_else(|| Error::invalid_argument("index ids are exhausted (2^32)"))?;
+            for (ix, id) in new.iter().zip(next..) {
+                defs.push(IndexDef {
+                    id,
+                    kind: IndexKind::Secondary,
+                    unique: ix.spec.unique,
+                    key_parts: ix.spec.key_parts,
+                    name: ix.spec.name.clone(),
+                });
+                batch.put_cf(&store.dd, &build_key(id), name);
+            }
+            batch.put_cf(&store.dd, NEXT_ID_KEY, &format::encode_next_id(after));
+            store.db.write(batch)?;
+        }
+        Ok(IndexBuild {
+            store,
+            name: name.to_vec(),
+            base,
+            new: defs,
+            null_offsets: new.iter().map(|ix| ix.null_offsets.clone()).collect(),
+            batch: WriteBatch::new(),
+            batch_bytes: 0,
+            entries: 0,
+        })
+    }
+
+    /// Ends `build` by making it the table's definition: the indexes in `order` (each an
+    /// existing index of the table's definition when the build began, or one of the
+    /// build's), in that order; the existing indexes `order` leaves out are dropped (their
+    /// entries range-deleted). `version` (empty: none) is recorded as the definition's
+    /// version ([`HandlerEngine::definition_version`]). Everything in one batch. Returns the
+    /// table as it is now. Index 0 (the primary key) must stay first; every new index must
+    /// be placed; `Busy` if the table's definition changed since the build began. If the
+    /// change is refused or its batch cannot be written, the build is aborted (its entries
+    /// removed) and the table stays as it was.
+    pub fn commit_index_build(
+        &self,
+        build: IndexBuild,
+        order: &[IndexSlot],
+        version: &[u8],
+    ) -> Result<Arc<Table>> {
+        let _ddl = self.ddl_lock();
+        let (def, dropped) = match self.write_index_change(&build, order, version) {
+            Ok(done) => done,
+            Err(e) => {
+                if let Err(undo) = self.discard_indexes(build.base.table_id, &build.new) {
+                    log::warn!(
+                        "in-place index change of table {}: removing the build's entries \
+                         after a failed commit: {undo} (the next open removes them)",
+                        name_str(&build.name)
+                    );
+                }
+                return Err(e);
+            }
+        };
+        self.free_index_files(def.table_id, &dropped);
+        let store = self.store();
+        let counters = load_counters(store, def.table_id)?;
+        let table = Arc::new(Table::new(Arc::clone(store), def, counters)?);
+        self.replace_cached(&build.name, Some(Arc::clone(&table)));
+        Ok(table)
+    }
+
+    /// Checks `order` against the table and writes the batch of
+    /// [`Self::commit_index_build`]; returns the new definition and the dropped indexes.
+    fn write_index_change(
+        &self,
+        build: &IndexBuild,
+        order: &[IndexSlot],
+        version: &[u8],
+    ) -> Result<(TableDef, Vec<IndexDef>)> {
+        let name = build.name.as_slice();
+        let what = || format!("in-place index change of table {}", name_str(name));
+        let current = self.read_def(name)?;
+        if current.as_ref() != Some(&build.base) {
+            return Err(Error::busy(format!(
+                "{}: the table's definition changed while its indexes were built",
+                what()
+            ))
+            .into());
+        }
+        let base = &build.base;
+        let mut indexes: Vec<IndexDef> = Vec::with_capacity(order.len());
+        let mut kept = vec![false; base.indexes.len()];
+        let mut placed = vec![false; build.new.len()];
+        for slot in order {
+            let (def, seen) = match *slot {
+                IndexSlot::Existing(i) => (base.indexes.get(i), kept.get_mut(i)),
+                IndexSlot::New(i) => (build.new.get(i), placed.get_mut(i)),
+            };
+            match (def, seen) {
+                (Some(def), Some(seen)) if !*seen => {
+                    *seen = true;
+                    indexes.push(def.clone());
+                }
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "{}: index slot {slot:?} does not exist or is given twice",
+                        what()
+                    ))
+                    .into());
+                }
+            }
+        }
+        if indexes.first().map(|ix| ix.id) != base.indexes.first().map(|ix| ix.id)
+            || indexes
+                .iter()
+                .skip(1)
+                .any(|ix| ix.kind != IndexKind::Secondary)
+            || placed.contains(&false)
+        {
+            return Err(Error::invalid_argument(format!(
+                "{}: the primary key must stay first, only secondary indexes follow it, and \
+                 every new index must be placed ({order:?})",
+                what()
+            ))
+            .into());
+        }
+        let dropped: Vec<IndexDef> = base
+            .indexes
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| !**k)
+            .map(|(ix, _)| ix.clone())
+            .collect();
+        let def = TableDef {
+            table_id: base.table_id,
+            key_format: base.key_format,
+            indexes,
+        };
+        let store = self.store();
+        let mut batch = WriteBatch::new();
+        batch.put_cf(&store.dd, &table_key(name), &format::encode_table(&def)?);
+        for ix in &dropped {
+            let (lo, hi) = index_key_range(ix.id);
+            batch.delete_range_cf(&store.data, &lo, &hi);
+        }
+        for ix in &build.new {
+            batch.delete_cf(&store.dd, &build_key(ix.id));
+        }
+        let version_key = definition_version_key(name);
+        if version.is_empty() {
+            batch.delete_cf(&store.dd, &version_key);
+        } else {
+            batch.put_cf(&store.dd, &version_key, version);
+        }
+        store.db.write(batch)?;
+        Ok((def, dropped))
+    }
+
+    /// Ends `build` without changing the table: its entries are range-deleted and its
+    /// records removed, in one batch.
+    pub fn abort_index_build(&self, build: IndexBuild) -> Result<()> {
+        let _ddl = self.ddl_lock();
+        self.discard_indexes(build.base.table_id, &build.new)
+    }
+
+    /// Range-deletes the entries of `indexes` (of table `table_id`) and their build records.
+    fn discard_indexes(&self, table_id: u32, indexes: &[IndexDef]) -> Result<()> {
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        let store = self.store();
+        let mut batch = WriteBatch::new();
+        for ix in indexes {
+            let (lo, hi) = index_key_range(ix.id);
+            batch.delete_range_cf(&store.data, &lo, &hi);
+            batch.delete_cf(&store.dd, &build_key(ix.id));
+        }
+        store.db.write(batch)?;
+        self.free_index_files(table_id, indexes);
+        Ok(())
+    }
+
+    /// Removes the entries of every index build a crash interrupted (its `B` record is
+    /// still there). Runs at open, before any session exists.
+    pub(crate) fn drop_unfinished_builds(&self) -> Result<()> {
+        let store = self.store();
+        let prefix = build_prefix();
+        let mut opts = ReadOptions::default().lower_bound(prefix.clone());
+        if let Some(hi) = prefix_successor(&prefix) {
+            opts = opts.upper_bound(hi);
+        }
+        let mut unfinished = Vec::new();
+        {
+            let mut it = store.db.iter_cf(&store.dd, opts)?;
+            it.seek(&prefix)?;
+            while it.valid() {
+                let id = it
+                    .key()
+                    .get(1..5)
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .map(u32::from_be_bytes)
+                    .ok_or_else(|| {
+                        Error::corruption(format!(
+                            "data dictionary: index build record {:02x?} is malformed",
+                            it.key()
+                        ))
+                    })?;
+                unfinished.push((id, it.value().to_vec()));
+                it.next()?;
+            }
+        }
+        for (id, table) in &unfinished {
+            log::info!(
+                "dropping index id {id} of table {}: its in-place build did not finish",
+                name_str(table)
+            );
+        }
+        let indexes: Vec<IndexDef> = unfinished
+            .into_iter()
+            .map(|(id, table)| IndexDef {
+                id,
+                kind: IndexKind::Secondary,
+                unique: false,
+                key_parts: 0,
+                name: name_str(&table),
+            })
+            .collect();
+        self.discard_indexes(0, &indexes)
+    }
+
+    /// The caller's version of table `name`'s definition, recorded by the last
+    /// [`HandlerEngine::commit_index_build`] (`None`: none recorded since the table was
+    /// created, renamed or truncated).
+    pub fn definition_version(&self, name: &[u8]) -> Result<Option<Vec<u8>>> {
+        let store = self.store();
+        Ok(store.db.get_cf(&store.dd, &definition_version_key(name))?)
+    }
+}

@@ -1,0 +1,350 @@
+/*
+  In-place ALTER TABLE of secondary indexes (ALGORITHM=INPLACE): ADD INDEX, ADD UNIQUE,
+  DROP INDEX, in any mix, without copying the table (the copy rewrites every row and every
+  other index; an added index is only its own entries).
+
+  - check_if_supported_inplace_alter: only index additions and drops of secondary indexes
+    (and what changes the .frm alone: key order, comments, ignorability, a rename of the
+    table). Anything else (columns, the primary key, FULLTEXT/SPATIAL, long UNIQUE hash
+    keys, a changed prefix length, partitioned tables) is left to the copy. Adding takes
+    LOCK=SHARED (reads go on, writes wait: the build reads one snapshot of the rows, and a
+    write meanwhile would miss the new index); dropping alone takes no lock until the
+    commit.
+  - prepare: riptide_handler_begin_index_build allocates the new indexes' ids and records
+    the build, so that a crash leaves nothing (the next start removes its entries).
+  - inplace: one scan of the primary key in a session of its own; each row's key tuples
+    for the new indexes (the new table's codec: same columns, new keys) go to
+    riptide_hbuild_add; riptide_hbuild_finish finds a duplicate of a new UNIQUE index
+    (ER_DUP_ENTRY with the value, as InnoDB).
+  - commit: riptide_handler_commit_index_build writes the new index list (kept indexes by
+    name, new ones where the new table has them), range-deletes the dropped indexes, and
+    records the new .frm's tabledef_version, which MariaDB's recovery of an in-place ALTER
+    interrupted by a crash asks for (riptide_check_version, hton.cc): if the engine
+    committed, the new .frm is installed, otherwise the old one stays.
+*/
+#include <my_global.h>
+#include "sql_class.h"
+#include "log.h"
+#include <mysql/service_progress_report.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "ha_riptide.h"
+#include "riptide_shim.h"
+
+namespace {
+
+/* Index changes the in-place path builds or drops. */
+constexpr alter_table_operations INDEX_CHANGES=
+    ALTER_ADD_NON_UNIQUE_NON_PRIM_INDEX | ALTER_DROP_NON_UNIQUE_NON_PRIM_INDEX |
+    ALTER_ADD_UNIQUE_INDEX | ALTER_DROP_UNIQUE_INDEX;
+
+/* Changes of the .frm alone: nothing in Riptide depends on them (the index list is
+   rewritten by name at commit, so a new key order is followed). */
+constexpr alter_table_operations FRM_ONLY= ALTER_RENAME | ALTER_INDEX_ORDER |
+                                           ALTER_CHANGE_INDEX_COMMENT |
+                                           ALTER_INDEX_IGNORABILITY;
+
+/* Rows between two looks at KILL and progress reports. */
+constexpr ha_rows BUILD_CHECK_EVERY= 4096;
+
+/* The state of one in-place ALTER between its calls. Freed by the server; a build still
+   open then (the ALTER failed before its commit) is aborted. */
+class Riptide_inplace_ctx : public inplace_alter_handler_ctx
+{
+public:
+  riptide_hbuild_t *build= nullptr;
+  /* The new table's key numbers of the added indexes, in build order. */
+  std::vector<uint> added;
+
+  ~Riptide_inplace_ctx() override { abort(); }
+
+  void abort()
+  {
+    if (!build)
+      return;
+    char *err= nullptr;
+    riptide_status_t st= riptide_handler_abort_index_build(riptide_handler, build, &err);
+    build= nullptr;
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: abandoning an in-place index build: %s (the next start "
+                        "removes its entries)",
+                        riptide_take_message(st, err).c_str());
+  }
+};
+
+/* Why key `k` of the new table cannot be built in place (NULL: it can). */
+const char *unbuildable(const KEY *k)
+{
+  if (k->flags & (HA_FULLTEXT | HA_SPATIAL))
+    return "FULLTEXT and SPATIAL indexes are not supported";
+  if (k->algorithm == HA_KEY_ALG_LONG_HASH)
+    return "a long UNIQUE key (a hash of a hidden column) needs the copy";
+  for (uint j= 0; j < k->user_defined_key_parts; j++)
+    if (!k->key_part[j].field->stored_in_db())
+      return "an index on a VIRTUAL column is not supported";
+  return nullptr;
+}
+
+/* The key number in `altered_table` of the `j`-th added index (matched by name: the
+   server lists added keys as positions in its key buffer); MAX_KEY if it has none. */
+uint new_key_number(const TABLE *altered_table, const Alter_inplace_info *ha_alter_info,
+                    uint j)
+{
+  const KEY *k= &ha_alter_info->key_info_buffer[ha_alter_info->index_add_buffer[j]];
+  for (uint i= 0; i < altered_table->s->keys; i++)
+    if (!my_strcasecmp(system_charset_info, altered_table->key_info[i].name.str, k->name.str))
+      return i;
+  return MAX_KEY;
+}
+
+} // namespace
+
+enum_alter_inplace_result
+ha_riptide::check_if_supported_inplace_alter(TABLE *altered_table,
+                                             Alter_inplace_info *ha_alter_info)
+{
+  alter_table_operations ops= ha_alter_info->handler_flags;
+  if (ops & ~(INDEX_CHANGES | FRM_ONLY))
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  /* A partitioned table, a temporary one, or a change of the primary key (a UNIQUE NOT
+     NULL key the server would promote to primary key included): the copy. */
+  if (open_name.find("#P#") != std::string::npos || table->s->tmp_table != NO_TMP_TABLE ||
+      table->s->primary_key != altered_table->s->primary_key)
+    return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  for (uint j= 0; j < ha_alter_info->index_add_count; j++)
+  {
+    uint keynr= new_key_number(altered_table, ha_alter_info, j);
+    if (keynr == MAX_KEY)
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    const KEY *k= &altered_table->key_info[keynr];
+    if (const char *why= unbuildable(k))
+    {
+      ha_alter_info->unsupported_reason= why;
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    }
+  }
+  return ha_alter_info->index_add_count ? HA_ALTER_INPLACE_SHARED_LOCK
+                                        : HA_ALTER_INPLACE_NO_LOCK;
+}
+
+bool ha_riptide::prepare_inplace_alter_table(TABLE *altered_table,
+                                             Alter_inplace_info *ha_alter_info)
+{
+  /* A prepared XA transaction's writes to the table are not in the database yet: the
+     build would miss them (as the copy waits for them). */
+  if (wait_for_prepared(open_name.c_str()))
+    return true;
+  Riptide_codec alt;
+  alt.bind(altered_table, share->key_format);
+  auto *ctx= new Riptide_inplace_ctx;
+  ha_alter_info->handler_ctx= ctx;
+  std::vector<std::vector<uint32_t>> nulls;
+  std::vector<riptide_new_index_t> specs;
+  for (uint j= 0; j < ha_alter_info->index_add_count; j++)
+  {
+    uint keynr= new_key_number(altered_table, ha_alter_info, j);
+    if (keynr == MAX_KEY)
+    {
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: in-place ALTER TABLE of %s: a new index "
+                      "is missing from the new definition", MYF(0), table->s->table_name.str);
+      return true;
+    }
+    const KEY *k= &altered_table->key_info[keynr];
+    ctx->added.push_back(keynr);
+    nulls.push_back(alt.null_offsets(keynr));
+    riptide_new_index_t spec{};
+    spec.spec= {RIPTIDE_INDEX_SECONDARY, (k->flags & HA_NOSAME) != 0,
+                uint16_t(k->user_defined_key_parts), k->name.str};
+    specs.push_back(spec);
+  }
+  for (size_t j= 0; j < specs.size(); j++)
+  {
+    specs[j].null_offsets= nulls[j].data();
+    specs[j].n_null_offsets= nulls[j].size();
+  }
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_begin_index_build(
+      riptide_handler, open_name.data(), open_name.size(), specs.data(), specs.size(),
+      &ctx->build, &err);
+  if (st != RIPTIDE_OK)
+  {
+    ctx->build= nullptr;
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: in-place ALTER TABLE of %s: %s", MYF(0),
+                    table->s->table_name.str, riptide_take_message(st, err).c_str());
+    return true;
+  }
+  return false;
+}
+
+bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *ha_alter_info)
+{
+  auto *ctx= static_cast<Riptide_inplace_ctx *>(ha_alter_info->handler_ctx);
+  if (!ctx || ctx->added.empty())
+    return false;
+  THD *thd= ha_thd();
+  Riptide_codec alt;
+  alt.bind(altered_table, share->key_format);
+  riptide_hsession_t *s= nullptr;
+  riptide_hcursor_t *c= nullptr;
+  char *err= nullptr;
+  riptide_status_t st=
+      riptide_hsession_begin(riptide_handler, RIPTIDE_HISO_REPEATABLE_READ, 0, &s, &err);
+  if (st == RIPTIDE_OK)
+    st= riptide_hcursor_create(share->table, 0, &c, &err);
+  std::vector<uchar> rec(table->s->rec_buff_length);
+  memcpy(rec.data(), table->s->default_values, table->s->reclength);
+  std::string key, blobs, failure;
+  riptide_hrow_t row{};
+  ha_rows rows= 0, total= std::max<ha_rows>(stats.records, 1);
+  bool failed= false, duplicate= false;
+  thd_progress_init(thd, 1);
+  while (st == RIPTIDE_OK)
+  {
+    st= rows ? riptide_hcursor_next(s, c, nullptr, 0, &row, &err)
+             : riptide_hcursor_first(s, c, &row, &err);
+    if (st != RIPTIDE_OK || !row.found)
+      break;
+    if (!codec.unpack_row(row.row, row.row_len, row.pk, row.pk_len, rec.data(), &blobs,
+                          &failure))
+    {
+      failed= true;
+      break;
+    }
+    for (size_t n= 0; n < ctx->added.size() && st == RIPTIDE_OK; n++)
+    {
+      bool has_null= false;
+      alt.encode_key(ctx->added[n], rec.data(), &key, &has_null);
+      st= riptide_hbuild_add(ctx->build, n, key.data(), key.size(), row.pk, row.pk_len, &err);
+    }
+    if (++rows % BUILD_CHECK_EVERY == 0)
+    {
+      thd_progress_report(thd, rows, std::max(total, rows));
+      if (thd_killed(thd))
+      {
+        failed= true;
+        failure= "interrupted";
+        break;
+      }
+    }
+  }
+  riptide_hcursor_destroy(c);
+  riptide_hsession_destroy(s);
+  size_t dup_index= 0, dup_pk_len= 0;
+  char *dup_pk= nullptr;
+  if (st == RIPTIDE_OK && !failed)
+  {
+    st= riptide_hbuild_finish(ctx->build, &dup_index, &dup_pk, &dup_pk_len, &err);
+    duplicate= st == RIPTIDE_DUPLICATE_KEY && dup_index < ctx->added.size();
+  }
+  thd_progress_end(thd);
+  if (duplicate)
+  {
+    riptide_free(err);
+    /* ER_DUP_ENTRY with the value, from the row of one of the two. */
+    uint keynr= ctx->added[dup_index];
+    print_duplicate_row(altered_table, keynr, dup_pk, dup_pk_len);
+    riptide_free(dup_pk);
+    ctx->abort();
+    return true;
+  }
+  riptide_free(dup_pk);
+  if (st != RIPTIDE_OK || failed)
+  {
+    if (failure == "interrupted")
+      my_error(ER_QUERY_INTERRUPTED, MYF(0));
+    else
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: building the new indexes of %s: %s", MYF(0),
+                      table->s->table_name.str,
+                      failed ? failure.c_str() : riptide_take_message(st, err).c_str());
+    ctx->abort();
+    return true;
+  }
+  return false;
+}
+
+/* Raises ER_DUP_ENTRY for key `keynr` of `altered_table` with the value the row of
+   primary key `pk` holds (as InnoDB reports a duplicate its build found); without the
+   row, with the key's name alone. */
+void ha_riptide::print_duplicate_row(TABLE *altered_table, uint keynr, const char *pk,
+                                     size_t pk_len)
+{
+  KEY *key= &altered_table->key_info[keynr];
+  riptide_hsession_t *s= nullptr;
+  char *err= nullptr, *v= nullptr;
+  size_t len= 0;
+  bool found= false;
+  riptide_status_t st=
+      riptide_hsession_begin(riptide_handler, RIPTIDE_HISO_READ_COMMITTED, 0, &s, &err);
+  if (st == RIPTIDE_OK)
+    st= riptide_hsession_get_row(s, share->table, pk, pk_len, RIPTIDE_ROW_LOCK_NONE, &v,
+                                 &len, &found, &err);
+  std::string blobs, failure;
+  bool filled= st == RIPTIDE_OK && found &&
+               codec.unpack_row(v, len, pk, pk_len, altered_table->record[0], &blobs, &failure);
+  riptide_free_value(v, len);
+  riptide_hsession_destroy(s);
+  riptide_free(err);
+  if (filled)
+    print_keydup_error(altered_table, key, MYF(0));
+  else
+    my_error(ER_DUP_ENTRY_WITH_KEY_NAME, MYF(0), "?", key->name.str);
+}
+
+bool ha_riptide::commit_inplace_alter_table(TABLE *altered_table,
+                                            Alter_inplace_info *ha_alter_info, bool commit)
+{
+  auto *ctx= static_cast<Riptide_inplace_ctx *>(ha_alter_info->handler_ctx);
+  if (!ctx || !ctx->build)
+    return false;
+  if (!commit)
+  {
+    ctx->abort();
+    return false;
+  }
+  /* The new index list: the hidden primary key first (a table without PRIMARY KEY), then
+     each key of the new table, an added one from the build, a kept one by its name. */
+  std::vector<riptide_index_slot_t> order;
+  if (!has_pk)
+    order.push_back({false, 0});
+  for (uint i= 0; i < altered_table->s->keys; i++)
+  {
+    const KEY *k= &altered_table->key_info[i];
+    auto added= std::find(ctx->added.begin(), ctx->added.end(), i);
+    if (added != ctx->added.end())
+    {
+      order.push_back({true, size_t(added - ctx->added.begin())});
+      continue;
+    }
+    uint old= table->s->keys;
+    for (uint j= 0; j < table->s->keys; j++)
+      if (!my_strcasecmp(system_charset_info, table->key_info[j].name.str, k->name.str))
+        old= j;
+    if (old == table->s->keys)
+    {
+      ctx->abort();
+      my_printf_error(ER_UNKNOWN_ERROR,
+                      "RIPTIDE: in-place ALTER TABLE of %s: index `%s` is neither kept nor "
+                      "added",
+                      MYF(0), table->s->table_name.str, k->name.str);
+      return true;
+    }
+    order.push_back({false, rindex(old)});
+  }
+  const LEX_CUSTRING &version= altered_table->s->tabledef_version;
+  char *err= nullptr;
+  riptide_status_t st= riptide_handler_commit_index_build(
+      riptide_handler, ctx->build, order.data(), order.size(),
+      reinterpret_cast<const char *>(version.str), version.length, &err);
+  ctx->build= nullptr;
+  if (st != RIPTIDE_OK)
+  {
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: in-place ALTER TABLE of %s: %s", MYF(0),
+                    table->s->table_name.str, riptide_take_message(st, err).c_str());
+    return true;
+  }
+  /* This handler's table is the old definition until the server reopens it. */
+  close_cursor();
+  return false;
+}
