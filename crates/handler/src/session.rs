@@ -934,8 +934,13 @@ impl Session {
     }
 
     /// Single-deletes a secondary entry of index `index_id`.
+    /// The entry is present: every caller deletes an entry of the current version of a row
+    /// this transaction has locked (rows are locked before they change, and a row's entries
+    /// are committed with it), so no other transaction can delete the entry first, and the
+    /// commit needs no lookup of it (`Transaction::single_delete_present`; an entry this
+    /// transaction wrote itself is checked as before).
     fn delete_entry(&mut self, index_id: u32, unique: bool, entry: Vec<u8>) -> Result<()> {
-        self.txn.single_delete(&self.store.data, &entry)?;
+        self.txn.single_delete_present(&self.store.data, &entry)?;
         self.record(index_id, unique, entry, Own::SingleDeleted);
         Ok(())
     }

@@ -52,6 +52,12 @@ pub enum BufferedOp {
     /// The key was deleted with a single-delete (the caller promises it was written at most
     /// once since the last delete).
     SingleDelete,
+    /// As [`BufferedOp::SingleDelete`], and the caller also vouched that the key's newest
+    /// committed version is a put that no other transaction can delete meanwhile (it holds
+    /// the lock that guards the key, e.g. the row lock of a secondary-index entry), and the
+    /// buffer held nothing for the key before: the commit writes the single delete without
+    /// looking the key up. See [`WriteBuffer::single_delete_present`].
+    SingleDeletePresent,
     /// The key was deleted (with a single delete when `single`) and then set to `value`
     /// within this transaction. The commit must write the deletion before the put: a put
     /// alone would stack a second put on the old one, and a later single delete would then
@@ -69,7 +75,7 @@ impl BufferedOp {
     pub fn value(&self) -> Option<&[u8]> {
         match self {
             BufferedOp::Put(v) | BufferedOp::PutAfterDelete { value: v, .. } => Some(v),
-            BufferedOp::Delete | BufferedOp::SingleDelete => None,
+            BufferedOp::Delete | BufferedOp::SingleDelete | BufferedOp::SingleDeletePresent => None,
         }
     }
 
@@ -84,10 +90,12 @@ impl BufferedOp {
                 value,
                 single: false,
             },
-            Some(BufferedOp::SingleDelete) => BufferedOp::PutAfterDelete {
-                value,
-                single: true,
-            },
+            Some(BufferedOp::SingleDelete | BufferedOp::SingleDeletePresent) => {
+                BufferedOp::PutAfterDelete {
+                    value,
+                    single: true,
+                }
+            }
             Some(BufferedOp::PutAfterDelete { single, .. }) => BufferedOp::PutAfterDelete {
                 value,
                 single: *single,
@@ -196,6 +204,21 @@ impl WriteBuffer {
     /// the key before.
     pub fn single_delete(&mut self, cf: CfId, key: &[u8]) -> bool {
         self.write(cf, key, BufferedOp::SingleDelete)
+    }
+
+    /// Records a single-delete of `key` in `cf` whose caller vouches that the key's newest
+    /// committed version is a put nobody else can delete before this buffer commits: a
+    /// [`BufferedOp::SingleDeletePresent`], which the commit writes without a lookup. If the
+    /// buffer already holds a write of the key, that write decides what is committed (a put
+    /// of this transaction's own, for one), so a plain [`BufferedOp::SingleDelete`] is
+    /// recorded instead. Returns whether the buffer had no entry for the key before.
+    pub fn single_delete_present(&mut self, cf: CfId, key: &[u8]) -> bool {
+        let op = if self.get(cf, key).is_some() {
+            BufferedOp::SingleDelete
+        } else {
+            BufferedOp::SingleDeletePresent
+        };
+        self.write(cf, key, op)
     }
 
     /// Replaces the entry of `key` with `op`, saving its previous state in the innermost
@@ -626,6 +649,28 @@ mod tests {
 
     fn keys(it: impl Iterator<Item = (impl AsRef<[u8]>, impl Sized)>) -> Vec<Vec<u8>> {
         it.map(|(k, _)| k.as_ref().to_vec()).collect()
+    }
+
+    #[test]
+    fn a_present_single_delete_is_vouched_only_for_a_key_not_written_before() {
+        let mut b = WriteBuffer::new();
+        assert!(b.single_delete_present(0, b"a"));
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::SingleDeletePresent));
+        // A put over it still remembers the deletion before it.
+        b.put(0, b"a", b"v");
+        assert_eq!(
+            b.get(0, b"a"),
+            Some(&BufferedOp::PutAfterDelete {
+                value: b"v".to_vec(),
+                single: true
+            })
+        );
+        // Over this transaction's own write, the single delete is the checked kind.
+        assert!(!b.single_delete_present(0, b"a"));
+        assert_eq!(b.get(0, b"a"), Some(&BufferedOp::SingleDelete));
+        b.put(0, b"n", b"new");
+        b.single_delete_present(0, b"n");
+        assert_eq!(b.get(0, b"n"), Some(&BufferedOp::SingleDelete));
     }
 
     #[test]
