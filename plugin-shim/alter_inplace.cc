@@ -198,7 +198,7 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
   std::string key, blobs, failure;
   riptide_hrow_t row{};
   ha_rows rows= 0, total= std::max<ha_rows>(stats.records, 1);
-  bool failed= false, duplicate= false;
+  bool failed= false, killed= false, duplicate= false;
   thd_progress_init(thd, 1);
   while (st == RIPTIDE_OK)
   {
@@ -223,8 +223,7 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
       thd_progress_report(thd, rows, std::max(total, rows));
       if (thd_killed(thd))
       {
-        failed= true;
-        failure= "interrupted";
+        failed= killed= true;
         break;
       }
     }
@@ -252,7 +251,7 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
   riptide_free(dup_pk);
   if (st != RIPTIDE_OK || failed)
   {
-    if (failure == "interrupted")
+    if (killed)
       my_error(ER_QUERY_INTERRUPTED, MYF(0));
     else
       my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: building the new indexes of %s: %s", MYF(0),

@@ -61,7 +61,7 @@ use clap::Parser;
 use indicatif::ProgressBar;
 use mysql::prelude::Queryable as _;
 use riptide_bench_harness::{
-    Bench, Engine, Lab, ServerArgs, command_line, engine_bytes, note, num, out_dir, started,
+    Bench, Engine, Lab, ServerArgs, command_line, engine_bytes, mib, note, num, out_dir, started,
     steps_bar,
 };
 
@@ -281,7 +281,7 @@ fn phase(
             num(p.cpu_us()),
             num(p.kib_written()),
             num(p.kib_read()),
-            report::mib_text(p.engine_bytes)
+            mib(p.engine_bytes)
         ),
     );
     res.phases.push(p);

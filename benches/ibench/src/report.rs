@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use riptide_bench_harness::{
     Conditions, Engine, EngineRecord, ProcessCounters, Wording, engine_table, footprint_section,
-    mib, num, opt, settings_and_failures,
+    num, opt, settings_and_failures,
 };
 
 use crate::phases::Outcome;
@@ -350,11 +350,6 @@ pub fn chart_title(s: &Setup, what: &str) -> String {
         s.conditions.chart_suffix(),
         if s.quick { " (quick)" } else { "" }
     )
-}
-
-/// MiB, for notes.
-pub fn mib_text(bytes: u64) -> String {
-    mib(bytes)
 }
 
 #[cfg(test)]

@@ -81,9 +81,13 @@ impl BufferedOp {
 
     /// `op` written over `prev`: a put over a deletion (or over a put that followed one)
     /// remembers the deletion (see [`BufferedOp::PutAfterDelete`]).
+    /// A present single delete over any write of this transaction is the checked kind
+    /// (see [`WriteBuffer::single_delete_present`]).
     fn over(op: BufferedOp, prev: Option<&BufferedOp>) -> BufferedOp {
-        let BufferedOp::Put(value) = op else {
-            return op;
+        let value = match op {
+            BufferedOp::Put(value) => value,
+            BufferedOp::SingleDeletePresent if prev.is_some() => return BufferedOp::SingleDelete,
+            other => return other,
         };
         match prev {
             Some(BufferedOp::Delete) => BufferedOp::PutAfterDelete {
@@ -213,12 +217,7 @@ impl WriteBuffer {
     /// of this transaction's own, for one), so a plain [`BufferedOp::SingleDelete`] is
     /// recorded instead. Returns whether the buffer had no entry for the key before.
     pub fn single_delete_present(&mut self, cf: CfId, key: &[u8]) -> bool {
-        let op = if self.get(cf, key).is_some() {
-            BufferedOp::SingleDelete
-        } else {
-            BufferedOp::SingleDeletePresent
-        };
-        self.write(cf, key, op)
+        self.write(cf, key, BufferedOp::SingleDeletePresent)
     }
 
     /// Replaces the entry of `key` with `op`, saving its previous state in the innermost
