@@ -13,6 +13,7 @@ pub const POINTS: &[&str] = &[
     "wal.rotate.after_create",
     "flush.before_install",
     "flush.after_install",
+    "ingest.before_install",
     "compaction.before_install",
     "compaction.after_install",
     "manifest.before_rename",

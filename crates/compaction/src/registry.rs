@@ -167,6 +167,13 @@ impl CompactionRegistry {
         self.finish(job);
     }
 
+    /// True if a running job of `cf` writes to `level` in a range overlapping
+    /// `[smallest, largest]` (user keys, inclusive): a file added there in that range could
+    /// overlap the job's output.
+    pub fn output_overlaps(&self, cf: CfId, level: usize, smallest: &[u8], largest: &[u8]) -> bool {
+        self.lock().output_overlaps(cf, level, smallest, largest)
+    }
+
     /// True if file `number` is an input of a running job.
     pub fn is_being_compacted(&self, number: u64) -> bool {
         self.state.lock().is_busy(number)

@@ -161,7 +161,7 @@ impl TableHandle {
     }
 
     /// Withdraws [`Self::mark_obsolete`] (used when a new file's output is kept after all).
-    pub(crate) fn unmark_obsolete(&self) {
+    pub fn unmark_obsolete(&self) {
         self.obsolete.store(false, Ordering::Release);
     }
 

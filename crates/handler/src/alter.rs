@@ -6,11 +6,14 @@
 //!    open ([`HandlerEngine::drop_unfinished_builds`]).
 //! 2. The caller reads every row once (at a snapshot, while writers are kept out: MariaDB's
 //!    `LOCK=SHARED`) and hands each new index's entry to [`IndexBuild::add`]. Entries go to
-//!    the database in batches of [`BUILD_BATCH_BYTES`], outside any transaction: nothing
-//!    reads them until the definition names their index.
-//! 3. [`IndexBuild::finish`] writes the last batch and, for a unique index, reads the new
-//!    entries in key order once to find two rows with one value (keys with a NULL part
-//!    excepted): [`BuildCheck::Duplicate`] names one of them.
+//!    an external sort ([`riptide::Db::external_sorter`]: memory bounded by the engine's
+//!    `sort_buffer_size`, sorted runs spilled to temporary files).
+//! 3. [`IndexBuild::finish`] merges the sort into one stream in key order and, for a unique
+//!    index, finds two rows with one value in passing (keys with a NULL part excepted):
+//!    [`BuildCheck::Duplicate`] names one of them, and nothing was written. Otherwise the
+//!    stream becomes table files ingested straight into the deepest level they fit
+//!    ([`riptide::Db::ingest_writer`]): no WAL, no memtable, no compaction through the
+//!    levels above. Nothing reads them until the definition names their index.
 //! 4. [`HandlerEngine::commit_index_build`] writes, in one batch: the new definition
 //!    (existing indexes kept with their ids, dropped ones gone, new ones added, in the
 //!    caller's order), one range delete per dropped index, the end of the build records and
@@ -20,7 +23,8 @@
 
 use std::sync::Arc;
 
-use riptide::{Error, ReadOptions, WriteBatch};
+use riptide::sort::ExternalSorter;
+use riptide::{Error, WriteBatch};
 
 use crate::engine::{HandlerEngine, name_str};
 use crate::error::Result;
@@ -30,9 +34,7 @@ use crate::format::{
     secondary_entry, table_key,
 };
 use crate::table::{Store, Table, load_counters};
-
-/// Bytes of entries an [`IndexBuild`] gathers before it writes them.
-pub const BUILD_BATCH_BYTES: usize = 4 << 20;
+use riptide::ReadOptions;
 
 /// A secondary index to add in place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,9 +83,11 @@ pub struct IndexBuild {
     /// The new indexes, with their ids.
     new: Vec<IndexDef>,
     null_offsets: Vec<Vec<usize>>,
-    batch: WriteBatch,
-    batch_bytes: usize,
+    /// The entries, on their way to key order; `None` once [`IndexBuild::finish`] took it.
+    sorter: Option<ExternalSorter>,
     entries: u64,
+    /// What the ingest of [`IndexBuild::finish`] wrote.
+    ingested: Option<riptide::Ingested>,
 }
 
 impl std::fmt::Debug for IndexBuild {
@@ -112,6 +116,11 @@ impl IndexBuild {
         self.entries
     }
 
+    /// What [`IndexBuild::finish`] ingested (the level, files and bytes), once it has.
+    pub fn ingested(&self) -> Option<&riptide::Ingested> {
+        self.ingested.as_ref()
+    }
+
     /// Adds the entry of one row to new index `n`: its key `key` (the bytes the caller
     /// would pass as that index's [`crate::SecondaryKey`]) and the row's primary key `pk`.
     pub fn add(&mut self, n: usize, key: &[u8], pk: &[u8]) -> Result<()> {
@@ -123,66 +132,83 @@ impl IndexBuild {
             ))
         })?;
         let entry = secondary_entry(index.id, key, pk)?;
-        self.batch_bytes += entry.len() + 16;
-        self.batch.put_cf(&self.store.data, &entry, b"");
+        let sorter = self.sorter.as_mut().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "index build of table {}: entry added after the build finished",
+                name_str(&self.name)
+            ))
+        })?;
+        sorter.add(&entry, b"")?;
         self.entries += 1;
-        if self.batch_bytes >= BUILD_BATCH_BYTES {
-            self.write_batch()?;
-        }
         Ok(())
     }
 
-    fn write_batch(&mut self) -> Result<()> {
-        if self.batch_bytes > 0 {
-            let batch = std::mem::take(&mut self.batch);
-            self.batch_bytes = 0;
-            self.store.db.write(batch)?;
-        }
-        Ok(())
-    }
-
-    /// Writes what is left, then checks every new unique index for a value held twice.
+    /// Puts the entries in key order, checks every new unique index for a value held twice
+    /// (nothing is written if one is), then ingests the entries as table files. Called
+    /// once; `InvalidArgument` the second time.
     pub fn finish(&mut self) -> Result<BuildCheck> {
-        self.write_batch()?;
-        for (n, index) in self.new.iter().enumerate() {
-            if !index.unique {
-                continue;
+        let sorter = self.sorter.take().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "index build of table {}: finished twice",
+                name_str(&self.name)
+            ))
+        })?;
+        let mut sorted = sorter.finish()?;
+        let mut ingest = self.store.db.ingest_writer(&self.store.data)?;
+        // The new index the current entries belong to (ids ascend with the sort), and the
+        // key of the previous entry of a unique one without a NULL part.
+        let mut index: Option<(usize, u32)> = None;
+        let mut previous: Option<Vec<u8>> = None;
+        while let Some((entry, _)) = sorted.next()? {
+            let id = entry
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_be_bytes)
+                .ok_or_else(|| self.malformed(entry))?;
+            if index.is_none_or(|(_, current)| current != id) {
+                let n = self
+                    .new
+                    .iter()
+                    .position(|ix| ix.id == id)
+                    .ok_or_else(|| self.malformed(entry))?;
+                index = Some((n, id));
+                previous = None;
             }
-            let offsets = self.null_offsets.get(n).map_or(&[][..], Vec::as_slice);
-            if let Some(pk) = self.find_duplicate(index.id, offsets)? {
-                return Ok(BuildCheck::Duplicate { index: n, pk });
+            let Some((n, _)) = index else {
+                return Err(self.malformed(entry).into());
+            };
+            if self.new.get(n).is_some_and(|ix| ix.unique) {
+                let (key, pk) =
+                    decode_secondary_entry(entry).ok_or_else(|| self.malformed(entry))?;
+                let offsets = self.null_offsets.get(n).map_or(&[][..], Vec::as_slice);
+                let has_null = offsets.iter().any(|&o| key.get(o) == Some(&0));
+                if !has_null && previous.as_deref() == Some(key) {
+                    // The ingest's files go as `ingest` drops.
+                    return Ok(BuildCheck::Duplicate {
+                        index: n,
+                        pk: pk.to_vec(),
+                    });
+                }
+                match &mut previous {
+                    Some(p) if !has_null => {
+                        p.clear();
+                        p.extend_from_slice(key);
+                    }
+                    _ => previous = (!has_null).then(|| key.to_vec()),
+                }
             }
+            ingest.add(entry, b"")?;
         }
+        self.ingested = Some(ingest.finish()?);
         Ok(BuildCheck::Unique)
     }
 
-    /// The primary key of a row whose key in index `id` another row also has (no NULL
-    /// part: a 0 byte at one of `null_offsets`), reading the index in key order.
-    fn find_duplicate(&self, id: u32, null_offsets: &[usize]) -> Result<Option<Vec<u8>>> {
-        let (lo, hi) = index_key_range(id);
-        let opts = ReadOptions::default()
-            .lower_bound(lo.clone())
-            .upper_bound(hi);
-        let mut it = self.store.db.iter_cf(&self.store.data, opts)?;
-        it.seek(&lo)?;
-        let mut previous: Option<Vec<u8>> = None;
-        while it.valid() {
-            let entry = it.key();
-            let (key, pk) = decode_secondary_entry(entry).ok_or_else(|| {
-                Error::corruption(format!(
-                    "index build of table {}: entry {:02x?} of index id {id} is malformed",
-                    name_str(&self.name),
-                    entry
-                ))
-            })?;
-            let has_null = null_offsets.iter().any(|&o| key.get(o) == Some(&0));
-            if !has_null && previous.as_deref() == Some(key) {
-                return Ok(Some(pk.to_vec()));
-            }
-            previous = (!has_null).then(|| key.to_vec());
-            it.next()?;
-        }
-        Ok(None)
+    fn malformed(&self, entry: &[u8]) -> Error {
+        Error::corruption(format!(
+            "index build of table {}: sorted entry {:02x?} is malformed",
+            name_str(&self.name),
+            entry
+        ))
     }
 }
 
@@ -235,15 +261,16 @@ impl HandlerEngine {
             batch.put_cf(&store.dd, NEXT_ID_KEY, &format::encode_next_id(after));
             store.db.write(batch)?;
         }
+        let sorter = store.db.external_sorter();
         Ok(IndexBuild {
             store,
             name: name.to_vec(),
             base,
             new: defs,
             null_offsets: new.iter().map(|ix| ix.null_offsets.clone()).collect(),
-            batch: WriteBatch::new(),
-            batch_bytes: 0,
+            sorter: Some(sorter),
             entries: 0,
+            ingested: None,
         })
     }
 

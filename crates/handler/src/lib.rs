@@ -46,7 +46,7 @@ mod server_options;
 mod session;
 mod table;
 
-pub use alter::{BUILD_BATCH_BYTES, BuildCheck, IndexBuild, IndexSlot, NewIndex};
+pub use alter::{BuildCheck, IndexBuild, IndexSlot, NewIndex};
 pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;

@@ -113,6 +113,13 @@ const SERVER_OPTIONS: &[Decl] = &[
         name: "max_txn_write_set_bytes",
         default: Some("1073741824"),
     },
+    // An in-place index build sorts its entries in this much memory (runs beyond it go to
+    // temporary files): half the engine's 64 MiB, next to a 256 MiB budget (MyRocks'
+    // rocksdb_merge_buf_size is 64 MiB, InnoDB's innodb_sort_buffer_size 1 MiB per index).
+    Decl::Engine {
+        name: "sort_buffer_size",
+        default: Some("33554432"),
+    },
     Decl::Own(|| ServerOption {
         name: "data_dir",
         doc: "Directory of the Riptide database (default: #riptide in the datadir; a relative \

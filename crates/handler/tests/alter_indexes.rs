@@ -326,3 +326,79 @@ fn the_definition_version_follows_renames_and_goes_with_a_drop() {
     drop(t);
     close(db, engine);
 }
+
+#[test]
+fn a_build_larger_than_its_sort_memory_is_sorted_on_disk_and_ingested_deep() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(dir.path(), Options::default().sort_buffer_size(1 << 20)).unwrap());
+    let engine = HandlerEngine::open(Arc::clone(&db)).unwrap();
+    let n = 60_000u32;
+    let t = table_with_rows(&engine, n);
+    let written_before = db.statistics().keys_written;
+    // A unique index whose values repeat once, far apart in primary-key order (so in
+    // different sorted runs): found, and nothing is left behind.
+    let mut build = engine
+        .begin_index_build(b"t", &[new_index("u", true, vec![])])
+        .unwrap();
+    let dup_id = build.new_indexes()[0].id;
+    for pk in 0..n {
+        let value = if pk == n - 1 { 17 } else { pk };
+        build
+            .add(0, &value.to_be_bytes(), &pk.to_be_bytes())
+            .unwrap();
+    }
+    match build.finish().unwrap() {
+        BuildCheck::Duplicate { index: 0, pk } => {
+            assert!(
+                pk == 17u32.to_be_bytes() || pk == (n - 1).to_be_bytes(),
+                "{pk:?}"
+            );
+        }
+        other => panic!("the duplicate was missed: {other:?}"),
+    }
+    assert!(
+        build.ingested().is_none(),
+        "nothing ingested for a failed build"
+    );
+    engine.abort_index_build(build).unwrap();
+    assert!(raw_keys(&db, &db.default_cf(), &dup_id.to_be_bytes()).is_empty());
+    // A non-unique index of the same size: sorted on disk, ingested below L0, nothing
+    // through the WAL or the memtable but the dictionary's records.
+    let mut build = engine
+        .begin_index_build(b"t", &[new_index("b", false, vec![])])
+        .unwrap();
+    for pk in 0..n {
+        build
+            .add(0, &(n - pk).to_be_bytes(), &pk.to_be_bytes())
+            .unwrap();
+    }
+    assert_eq!(build.finish().unwrap(), BuildCheck::Unique);
+    let ingested = build.ingested().cloned().unwrap();
+    assert!(ingested.level > 0, "{ingested:?}");
+    assert_eq!(ingested.entries, u64::from(n));
+    let t2 = engine
+        .commit_index_build(
+            build,
+            &[
+                IndexSlot::Existing(0),
+                IndexSlot::Existing(1),
+                IndexSlot::New(0),
+            ],
+            b"v2",
+        )
+        .unwrap();
+    let entries = index_entries(&engine, &t2, 2);
+    assert_eq!(entries.len(), n as usize);
+    assert!(entries.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(
+        entries[0],
+        (1u32.to_be_bytes().to_vec(), (n - 1).to_be_bytes().to_vec())
+    );
+    let through_memtable = db.statistics().keys_written - written_before;
+    assert!(
+        through_memtable < 20,
+        "{through_memtable} keys went through the memtable"
+    );
+    drop((t, t2));
+    close(db, engine);
+}

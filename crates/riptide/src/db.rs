@@ -21,6 +21,7 @@ use riptide_wal::{GroupCommit, Wal};
 use crate::batch::WriteBatch;
 use crate::cf::{CfData, CfView, ColumnFamily, KeyVersion};
 use crate::delete_files::{DeletedFiles, OlderSnapshots};
+use crate::ingest::IngestWriter;
 use crate::iterator::DbIterator;
 use crate::lock::DirLock;
 use crate::options::{Options, ReadOptions};
@@ -576,6 +577,27 @@ impl Db {
             return Ok(DeletedFiles::default());
         }
         crate::delete_files::run(&self.inner, &cf.data, start, end, older)
+    }
+
+    /// A writer that ingests strictly ascending new keys of `cf` as table files straight
+    /// into the deepest level they fit, without the WAL, the memtable or compaction through
+    /// the levels above (RocksDB's `IngestExternalFile`; what an index build or a bulk load
+    /// wants). The keys become visible, all at once, when [`IngestWriter::finish`] returns;
+    /// they are durable then too. Snapshots taken before `finish` returns never see them.
+    ///
+    /// The ingested range (first to last key) must hold no key when `finish` runs: it
+    /// checks that (memtables and tables) and refuses the ingest with `Busy` otherwise, so
+    /// nothing the ingest would hide or sit below is lost. Writes into the range after
+    /// `finish` are newer than the ingest.
+    pub fn ingest_writer(&self, cf: &ColumnFamily) -> Result<IngestWriter> {
+        IngestWriter::new(&self.inner, cf)
+    }
+
+    /// An external sorter whose runs go to temporary files in the database directory and
+    /// whose memory is [`Options::sort_buffer_size`]: to put keys in order before
+    /// [`Db::ingest_writer`].
+    pub fn external_sorter(&self) -> crate::sort::ExternalSorter {
+        crate::sort::ExternalSorter::new(&self.inner.path, self.inner.options.sort_buffer_size)
     }
 
     /// A snapshot of the engine's statistics.
@@ -1194,6 +1216,8 @@ impl DbInner {
             compaction_files_moved: get(&c.compaction_files_moved),
             compaction_files_kept: get(&c.compaction_files_kept),
             range_files_deleted: get(&c.range_files_deleted),
+            ingested_files: get(&c.ingested_files),
+            ingested_bytes: get(&c.ingested_bytes),
             range_file_bytes_deleted: get(&c.range_file_bytes_deleted),
             pending_compaction_bytes,
             running_compactions: self.registry.running_jobs() as u64,

@@ -578,6 +578,11 @@ impl Options {
              target_file_size_base)"
         ),
         opt!(
+            sort_buffer_size: usize(64, MIB, TIB),
+            "Memory of the sort of each in-place index build, in bytes; past it, sorted \
+             runs go to temporary files in the database directory"
+        ),
+        opt!(
             l0_slowdown_trigger: usize(32, 1, 65536),
             "Number of L0 tables at which writes slow down (RocksDB \
              level0_slowdown_writes_trigger)"

@@ -41,6 +41,7 @@ pub struct Options {
     pub(crate) l0_compaction_trigger: usize,
     pub(crate) young_space_bound: bool,
     pub(crate) target_file_size: u64,
+    pub(crate) sort_buffer_size: usize,
     pub(crate) l0_slowdown_trigger: usize,
     pub(crate) l0_stop_trigger: usize,
     pub(crate) soft_pending_compaction_bytes: u64,
@@ -91,6 +92,7 @@ impl Default for Options {
             l0_compaction_trigger: 4,
             young_space_bound: true,
             target_file_size: 64 << 20,
+            sort_buffer_size: 64 << 20,
             l0_slowdown_trigger: 20,
             l0_stop_trigger: 36,
             soft_pending_compaction_bytes: 64 << 30,
@@ -293,6 +295,14 @@ impl Options {
     /// (RocksDB `target_file_size_base`).
     pub fn target_file_size(mut self, bytes: u64) -> Self {
         self.target_file_size = bytes.max(4096);
+        self
+    }
+
+    /// Memory of each [`crate::sort::ExternalSorter`] that [`crate::Db::external_sorter`]
+    /// makes (an index build's sort): past it, sorted runs go to temporary files. Default
+    /// 64 MiB; at least 1 MiB.
+    pub fn sort_buffer_size(mut self, bytes: usize) -> Self {
+        self.sort_buffer_size = bytes.max(crate::sort::MIN_SORT_MEMORY);
         self
     }
 

@@ -30,6 +30,8 @@ pub(crate) struct Counters {
     pub(crate) compaction_files_kept: AtomicU64,
     pub(crate) range_files_deleted: AtomicU64,
     pub(crate) range_file_bytes_deleted: AtomicU64,
+    pub(crate) ingested_files: AtomicU64,
+    pub(crate) ingested_bytes: AtomicU64,
     pub(crate) write_slowdowns: AtomicU64,
     pub(crate) write_slowdown_micros: AtomicU64,
     pub(crate) write_stops: AtomicU64,
@@ -261,6 +263,11 @@ statistics! {
         counter range_files_deleted,
         /// Bytes of those files.
         counter range_file_bytes_deleted,
+        /// Table files added by ingests (`Db::ingest_writer`: index builds, bulk loads),
+        /// without the WAL or the memtable.
+        counter ingested_files,
+        /// Bytes of those files.
+        counter ingested_bytes,
         /// Estimated bytes compaction must still rewrite (drives write back-pressure).
         gauge pending_compaction_bytes,
         /// Compactions running now.
@@ -445,6 +452,11 @@ impl fmt::Display for Statistics {
             f,
             "files deleted whole under range deletes: {} ({} bytes)",
             self.range_files_deleted, self.range_file_bytes_deleted
+        )?;
+        writeln!(
+            f,
+            "files ingested: {} ({} bytes)",
+            self.ingested_files, self.ingested_bytes
         )?;
         writeln!(
             f,
