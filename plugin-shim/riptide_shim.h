@@ -32,6 +32,8 @@ extern SHOW_VAR riptide_status_variables[];
 /* The row lock wait limit of a session begun now by `thd` (riptide_lock_wait_timeout), in
    milliseconds. */
 uint64_t riptide_lock_wait_timeout_ms(THD *thd);
+/* riptide_bulk_load of `thd` (sysvars.cc). */
+bool riptide_bulk_load(THD *thd);
 
 /* riptide_print_all_deadlocks: whether the handler writes each deadlock to the error log. */
 bool riptide_print_all_deadlocks();

@@ -124,6 +124,7 @@ const char *sysvar_problem_name= "";
 Sysvar_slot *data_dir_slot= nullptr;
 Sysvar_slot *lock_wait_timeout_slot= nullptr;
 Sysvar_slot *print_all_deadlocks_slot= nullptr;
+Sysvar_slot *bulk_load_slot= nullptr;
 
 } // namespace
 
@@ -263,6 +264,9 @@ void build_sysvars()
     if (!strcmp(o->name, "lock_wait_timeout") && (o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_UINT64)
       lock_wait_timeout_slot= &slot;
+    if (!strcmp(o->name, "bulk_load") && (o->flags & RIPTIDE_OPTION_SESSION) &&
+        o->value_type == RIPTIDE_OPTION_BOOL)
+      bulk_load_slot= &slot;
     if (!strcmp(o->name, "print_all_deadlocks") && !(o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_BOOL)
       print_all_deadlocks_slot= &slot;
@@ -366,6 +370,16 @@ uint64_t riptide_lock_wait_timeout_ms(THD *thd)
     return 0;
   auto &v= sysvar_as<MYSQL_SYSVAR_NAME(ulonglong_thdvar)>(*lock_wait_timeout_slot);
   return uint64_t(*v.resolve(thd, v.offset)) * 1000;
+}
+
+/* riptide_bulk_load of `thd`: whether its inserts may take the bulk path (off if the
+   variable is missing). */
+bool riptide_bulk_load(THD *thd)
+{
+  if (!bulk_load_slot)
+    return false;
+  auto &v= sysvar_as<MYSQL_SYSVAR_NAME(bool_thdvar)>(*bulk_load_slot);
+  return *v.resolve(thd, v.offset);
 }
 
 /* riptide_print_all_deadlocks: whether a deadlock goes to the error log. A relaxed read of

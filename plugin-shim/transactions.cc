@@ -67,6 +67,7 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
     return st;
   }
   trx->lock_timeout_ms= riptide_lock_wait_timeout_ms(thd);
+  trx->bulk_load= false;
   riptide_hinterrupt_t *interrupter= nullptr;
   st= riptide_hsession_interrupter(trx->txn, &interrupter, err);
   if (st != RIPTIDE_OK)
@@ -100,11 +101,21 @@ static uint64_t statement_lock_timeout_ms(THD *thd)
 }
 
 /* At the start of each statement: re-arms the session after an interrupt (the killed
-   statement has ended) and applies the statement's lock wait limit. */
+   statement has ended) and applies the statement's lock wait limit and riptide_bulk_load. */
 riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err)
 {
   if (trx->interrupted.exchange(false))
     riptide_hsession_clear_interrupt(trx->txn);
+  /* INSERT IGNORE, REPLACE and ON DUPLICATE KEY UPDATE need each duplicate reported by its
+     row, which a bulk load finds only at commit: they take the ordinary path. */
+  bool bulk= riptide_bulk_load(thd) && thd->lex->duplicates == DUP_ERROR && !thd->lex->ignore;
+  if (bulk != trx->bulk_load)
+  {
+    riptide_status_t st= riptide_hsession_set_bulk_load(trx->txn, bulk, err);
+    if (st != RIPTIDE_OK)
+      return st;
+    trx->bulk_load= bulk;
+  }
   uint64_t timeout= statement_lock_timeout_ms(thd);
   if (timeout == trx->lock_timeout_ms)
     return RIPTIDE_OK;

@@ -38,6 +38,8 @@ struct Riptide_trx
   /* The lock wait limit last given to the session (riptide_hsession_set_lock_timeout), in
      milliseconds. */
   uint64_t lock_timeout_ms= 0;
+  /* Bulk load as last given to the session (riptide_hsession_set_bulk_load). */
+  bool bulk_load= false;
   /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
      Kept per connection, as InnoDB keeps it per transaction: a partitioned table asks the
      partition it used last, which is not the one that failed when a row moving to another

@@ -1252,6 +1252,23 @@ enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_
                                                         uint64_t timeout_ms,
                                                         char **errmsg);
 
+// Turns bulk load on (`on` nonzero) or off for the session's inserts from now on (MariaDB:
+// the session variable `riptide_bulk_load`, applied at each statement's start). With it
+// on, the rows the transaction inserts into an empty table are sorted on the side and
+// ingested as table files at commit, checked for duplicates among themselves then
+// (`riptide_hsession_commit` fails with `RIPTIDE_DUPLICATE_KEY` and writes nothing of the
+// load); they are not visible before. See `riptide_handler::bulk` for which tables take
+// that path and what it does not support (two-phase commit: `riptide_hsession_prepare`
+// refuses a transaction holding a bulk load).
+//
+// # Safety
+//
+// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+// or writable.
+enum riptide_status_t riptide_hsession_set_bulk_load(struct riptide_hsession_t *session,
+                                                     bool on,
+                                                     char **errmsg);
+
 // Bytes the session's transaction holds in memory for its writes and locks (keys, values,
 // undo and lock records; `riptide::Transaction::approximate_memory`); 0 for NULL. The
 // MariaDB plugin asks before a commit or rollback, to hand a big transaction's freed memory

@@ -272,6 +272,34 @@ pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
     })
 }
 
+/// Turns bulk load on (`on` nonzero) or off for the session's inserts from now on (MariaDB:
+/// the session variable `riptide_bulk_load`, applied at each statement's start). With it
+/// on, the rows the transaction inserts into an empty table are sorted on the side and
+/// ingested as table files at commit, checked for duplicates among themselves then
+/// (`riptide_hsession_commit` fails with `RIPTIDE_DUPLICATE_KEY` and writes nothing of the
+/// load); they are not visible before. See `riptide_handler::bulk` for which tables take
+/// that path and what it does not support (two-phase commit: `riptide_hsession_prepare`
+/// refuses a transaction holding a bulk load).
+///
+/// # Safety
+///
+/// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_set_bulk_load(
+    session: *mut riptide_hsession_t,
+    on: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| {
+        s.set_bulk_load(on);
+        Ok(())
+    })
+}
+
 /// Bytes the session's transaction holds in memory for its writes and locks (keys, values,
 /// undo and lock records; `riptide::Transaction::approximate_memory`); 0 for NULL. The
 /// MariaDB plugin asks before a commit or rollback, to hand a big transaction's freed memory

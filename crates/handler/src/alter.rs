@@ -173,6 +173,8 @@ impl IndexBuild {
                     .ok_or_else(|| self.malformed(entry))?;
                 index = Some((n, id));
                 previous = None;
+                // Each index's entries are checked and placed on their own.
+                ingest.new_range()?;
             }
             let Some((n, _)) = index else {
                 return Err(self.malformed(entry).into());

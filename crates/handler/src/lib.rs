@@ -37,6 +37,7 @@
 //! ```
 
 mod alter;
+pub mod bulk;
 mod check;
 mod cursor;
 mod engine;
@@ -47,6 +48,7 @@ mod session;
 mod table;
 
 pub use alter::{BuildCheck, IndexBuild, IndexSlot, NewIndex};
+pub use bulk::BulkOutcome;
 pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;

@@ -146,6 +146,18 @@ const SERVER_OPTIONS: &[Decl] = &[
         target: Target::Session,
     }),
     Decl::Own(|| ServerOption {
+        name: "bulk_load",
+        doc: "Rows a transaction inserts into an empty table are sorted on the side and \
+              written at commit as tables straight into the last level (no WAL, no \
+              memtable, no per-row lock or unique read; rocksdb_bulk_load); duplicates among \
+              them fail the commit; not visible before commit; no two-phase commit",
+        value_type: OptionType::Bool,
+        default: OptionValue::Bool(false),
+        scope: Scope::Session,
+        dynamic: true,
+        target: Target::Session,
+    }),
+    Decl::Own(|| ServerOption {
         name: "print_all_deadlocks",
         doc: "Write every deadlock to the server's error log (innodb_print_all_deadlocks): the \
               victim's transaction, the lock it wanted, and the cycle of transactions it \

@@ -11,6 +11,7 @@ use riptide::{
     TransactionOptions, TxnIterator,
 };
 
+use crate::bulk::{BulkLoad, BulkOutcome, KEY_HAS_NULL, KEY_WITHOUT_NULL};
 use crate::cursor::{Cursor, IterSlot};
 use crate::error::{HandlerError, Result};
 use crate::format::{
@@ -104,6 +105,8 @@ enum Own {
 struct Mark {
     undo: usize,
     deltas: usize,
+    /// Rows of the bulk load when it was set.
+    bulk_rows: u64,
     /// An SQL savepoint's id ([`Session::set_named_savepoint`]); `None` for a statement's
     /// or an unnamed one.
     name: Option<u64>,
@@ -136,6 +139,10 @@ pub struct Session {
     cursors: Vec<Weak<IterSlot>>,
     /// This session's number (unique in the process): tags the iterators it made.
     id: u64,
+    /// Whether inserts may take the bulk path ([`Session::set_bulk_load`]).
+    bulk_enabled: bool,
+    /// The transaction's bulk load, once a row took that path.
+    bulk: Option<BulkLoad>,
 }
 
 /// The next session number.
@@ -181,6 +188,8 @@ impl Session {
             isolation: opts.isolation,
             cursors: Vec::new(),
             id: NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed),
+            bulk_enabled: false,
+            bulk: None,
         })
     }
 
@@ -234,6 +243,18 @@ impl Session {
         self.txn.lock_timeout()
     }
 
+    /// Turns bulk load on or off for the inserts from now on (MariaDB: the session variable
+    /// `riptide_bulk_load`, read at each statement's start): see [`crate::bulk`]. Rows
+    /// already loaded stay in the load until the transaction ends.
+    pub fn set_bulk_load(&mut self, on: bool) {
+        self.bulk_enabled = on;
+    }
+
+    /// Whether bulk load is on for the inserts from now on.
+    pub fn bulk_load(&self) -> bool {
+        self.bulk_enabled
+    }
+
     /// Pushes an unnamed savepoint.
     pub fn set_savepoint(&mut self) -> Result<()> {
         self.push_mark(None)
@@ -244,6 +265,7 @@ impl Session {
         self.marks.push(Mark {
             undo: self.undo.len(),
             deltas: self.deltas.len(),
+            bulk_rows: self.bulk.as_ref().map_or(0, BulkLoad::rows_total),
             name,
         });
         Ok(())
@@ -309,6 +331,9 @@ impl Session {
             }
         }
         self.deltas.truncate(m.deltas);
+        if let Some(bulk) = &mut self.bulk {
+            bulk.rolled_back_to(m.bulk_rows);
+        }
         self.fix_statement();
         Ok(())
     }
@@ -456,7 +481,28 @@ impl Session {
     /// Commits: one atomic batch for every table and index; then the row estimates take this
     /// transaction's changes. The session is finished either way.
     pub fn commit(&mut self) -> Result<()> {
+        self.commit_with_outcome().map(|_| ())
+    }
+
+    /// [`Session::commit`], returning what its bulk load ingested (all zero without one).
+    /// The bulk load's rows are checked and ingested first; if that fails, the whole
+    /// transaction is rolled back and the error returned.
+    pub fn commit_with_outcome(&mut self) -> Result<BulkOutcome> {
         self.drop_cursor_iterators();
+        let mut bulk_outcome = BulkOutcome::default();
+        if let Some(bulk) = self.bulk.take().filter(BulkLoad::has_rows) {
+            match bulk.commit(&self.store) {
+                Ok((deltas, outcome)) => {
+                    self.deltas.extend(deltas);
+                    bulk_outcome = outcome;
+                }
+                Err(e) => {
+                    let _ = self.txn.rollback();
+                    self.clear();
+                    return Err(e);
+                }
+            }
+        }
         let outcome = self.txn.commit();
         if outcome.is_ok() {
             let mut sums: Vec<(Arc<Table>, i64)> = Vec::new();
@@ -473,7 +519,8 @@ impl Session {
             }
         }
         self.clear();
-        Ok(outcome?)
+        outcome?;
+        Ok(bulk_outcome)
     }
 
     /// Two-phase commit, phase one (`XA PREPARE`, or the server's internal two-phase commit
@@ -484,6 +531,13 @@ impl Session {
     /// after a restart ([`riptide::Db::prepared_transactions`] lists it). An open statement
     /// ends first, keeping its writes. After a failure the transaction is rolled back.
     pub fn prepare(&mut self, xid: &riptide::Xid) -> Result<()> {
+        if self.bulk.as_ref().is_some_and(BulkLoad::has_rows) {
+            return Err(Error::not_supported(
+                "a transaction holding a bulk load (riptide_bulk_load) cannot be prepared: \
+                 two-phase commit (XA, or the binary log's) is not supported with bulk load",
+            )
+            .into());
+        }
         self.drop_cursor_iterators();
         self.end_statement(true)?;
         Ok(self.txn.prepare(xid)?)
@@ -502,6 +556,7 @@ impl Session {
     }
 
     fn clear(&mut self) {
+        self.bulk = None;
         self.own.clear();
         self.undo.clear();
         self.written.clear();
@@ -545,6 +600,9 @@ impl Session {
     ) -> Result<()> {
         check_key_count(table, keys)?;
         check_pk_len(table, pk)?;
+        if self.bulk_enabled && self.bulk_accepts(table)? {
+            return self.bulk_insert(table, pk, keys, row);
+        }
         let data = self.store.data.clone();
         let pk_key = primary_key(table.primary().id, pk);
         if table.primary().kind == IndexKind::Primary
@@ -566,6 +624,41 @@ impl Session {
             self.put_entry(index.id, index.unique, e)?;
         }
         self.add_delta(table, 1);
+        Ok(())
+    }
+
+    /// Whether `table`'s rows take the bulk path in this transaction (see [`crate::bulk`]).
+    fn bulk_accepts(&mut self, table: &Arc<Table>) -> Result<bool> {
+        let wrote_before = self.deltas.iter().any(|(t, _)| Arc::ptr_eq(t, table))
+            || (1..table.index_count()).any(|n| self.wrote_index(table, n));
+        let store = Arc::clone(&self.store);
+        let bulk = self.bulk.get_or_insert_with(|| BulkLoad::new(&store));
+        bulk.accepts(&store, table, wrote_before)
+    }
+
+    /// Adds a row to the bulk load: its primary key entry and its secondary entries (each
+    /// with whether its key has a NULL part), to be checked and ingested at commit.
+    fn bulk_insert(
+        &mut self,
+        table: &Arc<Table>,
+        pk: &[u8],
+        keys: &[SecondaryKey<'_>],
+        row: &[u8],
+    ) -> Result<()> {
+        let Some(bulk) = self.bulk.as_mut() else {
+            return Err(Error::invalid_argument("bulk insert without a bulk load").into());
+        };
+        bulk.add(&primary_key(table.primary().id, pk), row)?;
+        for (i, k) in keys.iter().enumerate() {
+            let index = table.index(i + 1)?;
+            let null = if k.has_null {
+                KEY_HAS_NULL
+            } else {
+                KEY_WITHOUT_NULL
+            };
+            bulk.add(&secondary_entry(index.id, k.key, pk)?, &[null])?;
+        }
+        bulk.count_row(table);
         Ok(())
     }
 

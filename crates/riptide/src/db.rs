@@ -583,7 +583,8 @@ impl Db {
     /// into the deepest level they fit, without the WAL, the memtable or compaction through
     /// the levels above (RocksDB's `IngestExternalFile`; what an index build or a bulk load
     /// wants). The keys become visible, all at once, when [`IngestWriter::finish`] returns;
-    /// they are durable then too. Snapshots taken before `finish` returns never see them.
+    /// they are durable then too. Snapshots taken before this call never see them, nor
+    /// do snapshots taken while the writer is open, unless another ingest finished first.
     ///
     /// The ingested range (first to last key) must hold no key when `finish` runs: it
     /// checks that (memtables and tables) and refuses the ingest with `Busy` otherwise, so
@@ -591,6 +592,16 @@ impl Db {
     /// `finish` are newer than the ingest.
     pub fn ingest_writer(&self, cf: &ColumnFamily) -> Result<IngestWriter> {
         IngestWriter::new(&self.inner, cf)
+    }
+
+    /// Whether no memtable and no table of `cf` holds an entry of any kind (a value, a
+    /// deleted key's tombstone, any older version) with a key in `[start, end)`: a range an
+    /// [`IngestWriter`] could fill now without being refused. Range deletes covering the
+    /// range do not count. A seek per memtable and per table whose key range overlaps.
+    pub fn range_is_vacant(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<bool> {
+        check_live(cf)?;
+        self.inner.check_open()?;
+        crate::ingest::range_is_vacant(&cf.data, start, end)
     }
 
     /// An external sorter whose runs go to temporary files in the database directory and

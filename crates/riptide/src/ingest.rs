@@ -7,7 +7,8 @@
 //! last one published, and writes every entry as a put at that number, into table files
 //! of the target file size. Writes meanwhile keep numbering below it, and snapshots taken
 //! meanwhile are below it too, so none of them ever sees the ingest, before or after it
-//! finishes. [`IngestWriter::finish`] then, under the version-set lock (so no compaction
+//! finishes (unless another ingest finishes first and publishes its own, later number:
+//! snapshots taken after that see this one's keys once it installs). [`IngestWriter::finish`] then, under the version-set lock (so no compaction
 //! is picked in between):
 //!
 //! 1. refuses the ingest if any memtable or table of the column family holds a key of the
@@ -39,15 +40,16 @@ use crate::db::DbInner;
 use crate::stats::Counters;
 
 /// How far above the last published sequence number an ingest reserves its own: the
-/// writes the database may take while one ingest is open (2^34, 4.7 hours at a million
-/// writes a second; past it the ingest is refused with `Busy`). Each ingest uses this much
-/// of the 2^56 sequence numbers, enough for millions of ingests.
+/// writes the database may take while one ingest is open before snapshots can see it
+/// early (2^34, 4.7 hours at a million writes a second). Each ingest uses this much of the
+/// 2^56 sequence numbers, enough for millions of ingests.
 pub const SEQNO_GAP: SeqNo = 1 << 34;
 
 /// What an ingest added: see [`IngestWriter::finish`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ingested {
-    /// The level the files went to (0 only when every deeper level overlaps).
+    /// The deepest level a range's files went to (0 only when, for every range, every
+    /// deeper level overlaps it).
     pub level: usize,
     /// Table files added.
     pub files: u64,
@@ -57,6 +59,15 @@ pub struct Ingested {
     pub entries: u64,
     /// The sequence number every entry carries.
     pub seqno: SeqNo,
+}
+
+/// One range of an ingest: its first and last keys and how many of the ingest's files
+/// (consecutive, after those of the ranges before it) hold it.
+#[derive(Debug, Clone)]
+struct KeyRange {
+    first: Vec<u8>,
+    last: Vec<u8>,
+    files: usize,
 }
 
 /// Writes strictly ascending new keys of one column family as table files, then adds them
@@ -73,7 +84,11 @@ pub struct IngestWriter {
     current: Option<(u64, TableWriter)>,
     /// Finished files, marked obsolete (deleted on drop) until the ingest installs them.
     done: Vec<Arc<TableHandle>>,
-    first_key: Option<Vec<u8>>,
+    /// The closed ranges ([`IngestWriter::new_range`]), in key order.
+    ranges: Vec<KeyRange>,
+    /// The first key of the open range, if it has one.
+    range_first: Option<Vec<u8>>,
+    /// The last key added (of any range).
     last_key: Vec<u8>,
     ikey: Vec<u8>,
     entries: u64,
@@ -112,7 +127,8 @@ impl IngestWriter {
             target_file_size: db.options.target_file_size,
             current: None,
             done: Vec::new(),
-            first_key: None,
+            ranges: Vec::new(),
+            range_first: None,
             last_key: Vec::new(),
             ikey: Vec::new(),
             entries: 0,
@@ -133,7 +149,8 @@ impl IngestWriter {
     /// otherwise, naming both keys); a new file starts once one reaches the target file
     /// size.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        if self.first_key.is_some() && key <= self.last_key.as_slice() {
+        let started = self.range_first.is_some() || !self.ranges.is_empty();
+        if started && key <= self.last_key.as_slice() {
             return Err(Error::invalid_argument(format!(
                 "ingest into column family {:?}: key {:02x?} does not follow {:02x?} \
                  (keys must be strictly ascending)",
@@ -160,12 +177,32 @@ impl IngestWriter {
         if let Some((_, w)) = &mut self.current {
             w.add(&self.ikey, value)?;
         }
-        if self.first_key.is_none() {
-            self.first_key = Some(key.to_vec());
+        if self.range_first.is_none() {
+            self.range_first = Some(key.to_vec());
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
         self.entries += 1;
+        Ok(())
+    }
+
+    /// Closes the range of keys added since the last call (or since the writer began): the
+    /// keys added next start a new range with files of its own. Each range is checked and
+    /// placed on its own (see [`IngestWriter::finish`]), so an ingest of several separate
+    /// stretches of keys (the indexes of one table, say) is not refused, nor kept out of
+    /// the deepest level, by other keys that lie between them. Without a key since the
+    /// last call it does nothing.
+    pub fn new_range(&mut self) -> Result<()> {
+        let Some(first) = self.range_first.take() else {
+            return Ok(());
+        };
+        self.finish_file()?;
+        let before: usize = self.ranges.iter().map(|r| r.files).sum();
+        self.ranges.push(KeyRange {
+            first,
+            last: self.last_key.clone(),
+            files: self.done.len() - before,
+        });
         Ok(())
     }
 
@@ -207,12 +244,12 @@ impl IngestWriter {
     }
 
     /// Finishes the files and adds them to the column family (see the module
-    /// documentation). `Busy` if the range holds keys older than the writer's sequence
-    /// number (nothing is added, the files are removed); an ingest of no entries adds
-    /// nothing.
+    /// documentation), each range ([`IngestWriter::new_range`]) checked and placed on its
+    /// own. `Busy` if a range holds a key already (nothing is added, the files are
+    /// removed); an ingest of no entries adds nothing.
     pub fn finish(mut self) -> Result<Ingested> {
-        self.finish_file()?;
-        let (Some(first), last) = (self.first_key.clone(), self.last_key.clone()) else {
+        self.new_range()?;
+        if self.ranges.is_empty() {
             return Ok(Ingested {
                 level: 0,
                 files: 0,
@@ -220,7 +257,7 @@ impl IngestWriter {
                 entries: 0,
                 seqno: self.seqno,
             });
-        };
+        }
         riptide_compaction::fsutil::sync_dir(&*self.db.options.file_system, &self.dir)?;
         let db = Arc::clone(&self.db);
         // Held to the end (in the database's lock order, before the version set): no write
@@ -235,55 +272,56 @@ impl IngestWriter {
                 self.cf_name
             )));
         }
-        if db.last_seqno.load(Ordering::Acquire) >= self.seqno {
-            return Err(Error::busy(format!(
-                "ingest into column family {:?}: more than {SEQNO_GAP} writes were numbered \
-                 while it ran; ingest in smaller parts",
-                self.cf_name
-            )));
-        }
+        // Another ingest that finished meanwhile published a later number (or, in theory,
+        // 2^34 writes were numbered): snapshots taken since then see this ingest's keys once
+        // it is installed. Correctness does not depend on it: the ranges hold no key.
+        let published = db.last_seqno.load(Ordering::Acquire).max(self.seqno);
         let view = self.cf.view();
-        for mem in std::iter::once(&view.mem).chain(&view.imms) {
-            if let Some(key) = key_in_memtable(mem, &first, &last)? {
-                return Err(self.overlap_error("an unflushed write", &key));
-            }
-        }
         let current = vs.current();
         let levels = current.levels(self.cf.id);
-        for files in levels {
-            for f in files
-                .iter()
-                .filter(|f| f.meta.overlaps_user_range(&first, &last))
-            {
-                if let Some(key) = key_in_table(f, &first, &last)? {
-                    return Err(self.overlap_error(&format!("table {}", f.number()), &key));
+        let mut edits: Vec<VersionEdit> = Vec::with_capacity(self.done.len() + 1);
+        let mut files = self.done.iter();
+        let mut deepest_used = 0;
+        for range in &self.ranges {
+            let (first, last) = (range.first.as_slice(), range.last.as_slice());
+            for mem in std::iter::once(&view.mem).chain(&view.imms) {
+                if let Some(key) = key_in_memtable(mem, first, last)? {
+                    return Err(self.overlap_error(range, "an unflushed write", &key));
                 }
             }
+            for level_files in levels {
+                for f in level_files
+                    .iter()
+                    .filter(|f| f.meta.overlaps_user_range(first, last))
+                {
+                    if let Some(key) = key_in_table(f, first, last)? {
+                        let place = format!("table {}", f.number());
+                        return Err(self.overlap_error(range, &place, &key));
+                    }
+                }
+            }
+            let level = (1..levels.len())
+                .rev()
+                .find(|&l| {
+                    !levels.get(l).is_some_and(|fs| {
+                        fs.iter().any(|f| f.meta.overlaps_user_range(first, last))
+                    }) && !db.registry.output_overlaps(self.cf.id, l, first, last)
+                })
+                .unwrap_or(0);
+            deepest_used = deepest_used.max(level);
+            for t in files.by_ref().take(range.files) {
+                edits.push(VersionEdit::AddFile {
+                    cf: self.cf.id,
+                    level,
+                    meta: t.meta.clone(),
+                });
+            }
         }
-        let level = (1..levels.len())
-            .rev()
-            .find(|&l| {
-                !levels.get(l).is_some_and(|files| {
-                    files
-                        .iter()
-                        .any(|f| f.meta.overlaps_user_range(&first, &last))
-                }) && !db.registry.output_overlaps(self.cf.id, l, &first, &last)
-            })
-            .unwrap_or(0);
-        let mut edits: Vec<VersionEdit> = self
-            .done
-            .iter()
-            .map(|t| VersionEdit::AddFile {
-                cf: self.cf.id,
-                level,
-                meta: t.meta.clone(),
-            })
-            .collect();
-        edits.push(VersionEdit::SetLastSeqno(self.seqno));
+        edits.push(VersionEdit::SetLastSeqno(published));
         riptide_common::kill_point::kill_point("ingest.before_install");
         let version = vs.apply_with_tables(edits, &self.done)?;
         db.install_version(&version);
-        db.last_seqno.store(self.seqno, Ordering::Release);
+        db.last_seqno.store(published, Ordering::Release);
         refresh_pending_compaction_bytes(&db, &version);
         drop(vs);
         drop(write_guard);
@@ -296,7 +334,7 @@ impl IngestWriter {
         Counters::add(&db.counters.ingested_bytes, bytes);
         db.schedule_background();
         Ok(Ingested {
-            level,
+            level: deepest_used,
             files: done.len() as u64,
             bytes,
             entries: self.entries,
@@ -304,15 +342,11 @@ impl IngestWriter {
         })
     }
 
-    fn overlap_error(&self, place: &str, key: &[u8]) -> Error {
+    fn overlap_error(&self, range: &KeyRange, place: &str, key: &[u8]) -> Error {
         Error::busy(format!(
             "ingest into column family {:?}: {place} holds key {key:02x?} inside the ingested \
-             range {:02x?}..={:02x?}, older than the ingest (sequence number {}); the range \
-             must hold no key before the ingest begins",
-            self.cf_name,
-            self.first_key.as_deref().unwrap_or_default(),
-            self.last_key,
-            self.seqno
+             range {:02x?}..={:02x?}; the range must hold no key when the ingest finishes",
+            self.cf_name, range.first, range.last
         ))
     }
 }
@@ -326,6 +360,36 @@ impl Drop for IngestWriter {
         }
         // `done` handles still marked obsolete delete their files as they drop.
     }
+}
+
+/// Whether no memtable and no table of `cf` holds an entry (any version of any kind) with
+/// a user key in `[start, end)`: see [`crate::Db::range_is_vacant`].
+pub(crate) fn range_is_vacant(cf: &CfData, start: &[u8], end: &[u8]) -> Result<bool> {
+    if start >= end {
+        return Ok(true);
+    }
+    let view = cf.view();
+    let first_at_or_after = |it: &mut dyn InternalIterator| -> Result<bool> {
+        it.seek(&seek_key(start, MAX_SEQNO))?;
+        Ok(it.valid() && parse_internal_key(it.key())?.user_key < end)
+    };
+    for mem in std::iter::once(&view.mem).chain(&view.imms) {
+        if first_at_or_after(&mut mem.iter())? {
+            return Ok(false);
+        }
+    }
+    for files in view.version.levels(cf.id) {
+        for f in files {
+            let meta = &f.meta;
+            if meta.smallest_user_key() >= end || meta.largest_user_key() < start {
+                continue;
+            }
+            if first_at_or_after(&mut f.iter())? {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// A user key of `mem` in `[first, last]`, if any.

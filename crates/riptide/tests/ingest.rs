@@ -341,3 +341,76 @@ fn files_of_an_ingest_that_never_installed_are_gone_after_a_restart() {
     ingest(&db, 'k', 10);
     assert_eq!(db.get(&key('k', 1)).unwrap(), Some(value(1)));
 }
+
+#[test]
+fn two_ingests_open_at_once_both_install_whichever_finishes_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    for first_finishes in ['a', 'b'] {
+        let table = |t: char| {
+            if first_finishes == 'a' {
+                t
+            } else {
+                (t as u8 + 2) as char
+            }
+        };
+        let mut a = db.ingest_writer(&db.default_cf()).unwrap();
+        db.put(b"0-between", b"x").unwrap();
+        let mut b = db.ingest_writer(&db.default_cf()).unwrap();
+        for i in 0..500 {
+            a.add(&key(table('m'), i), &value(i)).unwrap();
+            b.add(&key(table('n'), i), &value(i)).unwrap();
+        }
+        let (one, two) = if first_finishes == 'a' {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let first = one.finish().unwrap();
+        let second = two.finish().unwrap();
+        assert!(db.latest_seqno() >= first.seqno.max(second.seqno));
+        db.put(&key(table('m'), 3), b"newer").unwrap();
+        assert_eq!(
+            db.get(&key(table('m'), 3)).unwrap(),
+            Some(b"newer".to_vec())
+        );
+        assert_eq!(db.get(&key(table('n'), 499)).unwrap(), Some(value(499)));
+    }
+    db.flush().unwrap();
+    db.compact_range(&db.default_cf(), None).unwrap();
+    assert_eq!(all_keys(&db).len(), 1 + 4 * 500);
+    assert_eq!(db.get(&key('m', 3)).unwrap(), Some(b"newer".to_vec()));
+    assert_eq!(db.get(&key('o', 3)).unwrap(), Some(b"newer".to_vec()));
+}
+
+#[test]
+fn ranges_with_a_key_between_them_are_placed_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    db.put(&key('m', 0), b"between").unwrap();
+    db.flush().unwrap();
+    db.compact_range(&db.default_cf(), None).unwrap();
+    let fill = |w: &mut riptide::IngestWriter, t: char| {
+        for i in 0..300 {
+            w.add(&key(t, i), &value(i)).unwrap();
+        }
+    };
+    // One range from k to n holds the key m: refused.
+    let mut w = db.ingest_writer(&db.default_cf()).unwrap();
+    fill(&mut w, 'k');
+    fill(&mut w, 'n');
+    let err = w.finish().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Busy, "{err}");
+    // Two ranges, k and n, each free: both go to the last level.
+    let mut w = db.ingest_writer(&db.default_cf()).unwrap();
+    fill(&mut w, 'k');
+    w.new_range().unwrap();
+    w.new_range().unwrap();
+    fill(&mut w, 'n');
+    let done = w.finish().unwrap();
+    let last = db.statistics().levels.len() - 1;
+    assert_eq!(done.level, last);
+    assert_eq!(db.statistics().levels[last].files as u64, done.files + 1);
+    assert_eq!(all_keys(&db).len(), 601);
+    assert_eq!(db.get(&key('m', 0)).unwrap(), Some(b"between".to_vec()));
+}
