@@ -56,6 +56,10 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
     {
       s= new Riptide_share;
       s->table= t;
+      /* The server checks these keys itself by reading the table, which would not see the
+         rows a bulk load holds until its commit. */
+      if (table_share->long_unique_table || table_share->period.unique_keys)
+        riptide_htable_forbid_bulk_load(t);
       s->key_format= riptide_htable_key_format(t);
       size_t n= riptide_htable_index_count(t);
       bool pk= table_share->primary_key < MAX_KEY;

@@ -1588,6 +1588,15 @@ enum riptide_status_t riptide_htable_reserve_autoinc(const struct riptide_htable
 // `table` is NULL or a live table handle.
 void riptide_htable_cap_autoinc(const struct riptide_htable_t *table, uint64_t max);
 
+// Keeps the table's inserts off the bulk-load path for good (`riptide_hsession_set_bulk_load`):
+// for a table whose uniqueness the server checks by reading it (long unique keys, `WITHOUT
+// OVERLAPS`), which would not see rows waiting in a bulk load. A NULL `table` is ignored.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle.
+void riptide_htable_forbid_bulk_load(const struct riptide_htable_t *table);
+
 // Records an explicit value stored in the auto-increment column: later reservations
 // start above it.
 //

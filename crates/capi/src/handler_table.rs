@@ -120,6 +120,19 @@ pub unsafe extern "C" fn riptide_htable_cap_autoinc(table: *const riptide_htable
     unsafe { query(table, (), |t| t.table.cap_autoinc(max)) }
 }
 
+/// Keeps the table's inserts off the bulk-load path for good (`riptide_hsession_set_bulk_load`):
+/// for a table whose uniqueness the server checks by reading it (long unique keys, `WITHOUT
+/// OVERLAPS`), which would not see rows waiting in a bulk load. A NULL `table` is ignored.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_forbid_bulk_load(table: *const riptide_htable_t) {
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
+    unsafe { query(table, (), |t| t.table.forbid_bulk_load()) }
+}
+
 /// Records an explicit value stored in the auto-increment column: later reservations
 /// start above it.
 ///

@@ -8,8 +8,10 @@
 //! - **Which tables.** A table takes the bulk path in a transaction when its first insert
 //!   in that transaction comes with bulk load on, the transaction wrote nothing else to it
 //!   before, and every one of its indexes is *vacant*: no memtable or table file holds an
-//!   entry of it, not even a deleted one ([`riptide::Db::range_is_vacant`]). Otherwise its
-//!   rows take the ordinary path, as without bulk load.
+//!   entry of it, not even a deleted one ([`riptide::Db::range_is_vacant`]), and the table
+//!   is not one whose uniqueness the server checks by reading it ([`Table::forbid_bulk_load`]:
+//!   long unique keys, `WITHOUT OVERLAPS`). Otherwise its rows take the ordinary path, as
+//!   without bulk load.
 //! - **Unique keys** (the primary key and unique secondary keys without NULL parts) are
 //!   checked among the loaded rows when the sorted entries are merged at commit: a value
 //!   held twice fails the commit with the duplicate-key error, and nothing of the load is
@@ -101,7 +103,7 @@ impl BulkLoad {
         if self.declined.contains(&id) {
             return Ok(false);
         }
-        let mut vacant = !wrote_before;
+        let mut vacant = !wrote_before && !table.bulk_load_forbidden();
         for n in 0..table.index_count() {
             if !vacant {
                 break;

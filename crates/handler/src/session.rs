@@ -255,6 +255,11 @@ impl Session {
         self.bulk_enabled
     }
 
+    /// Rows the transaction's bulk load holds (0 without one): they are written at commit.
+    pub fn bulk_rows(&self) -> u64 {
+        self.bulk.as_ref().map_or(0, BulkLoad::rows_total)
+    }
+
     /// Pushes an unnamed savepoint.
     pub fn set_savepoint(&mut self) -> Result<()> {
         self.push_mark(None)

@@ -2,7 +2,7 @@
 //! hidden row ids, row count estimate), reserved and persisted in the data dictionary.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use parking_lot::Mutex;
 use riptide::{ColumnFamily, Db, ReadOptions};
@@ -52,6 +52,8 @@ pub struct Table {
     primary: IndexDef,
     counters: Mutex<Counters>,
     rows: AtomicI64,
+    /// Set by [`Table::forbid_bulk_load`].
+    bulk_forbidden: AtomicBool,
 }
 
 impl std::fmt::Debug for Table {
@@ -81,6 +83,7 @@ impl Table {
                 dropped: false,
             }),
             rows: AtomicI64::new(rows),
+            bulk_forbidden: AtomicBool::new(false),
         })
     }
 
@@ -221,6 +224,19 @@ impl Table {
         }
         c.rowid_next = next;
         Ok(id)
+    }
+
+    /// Keeps this table's inserts off the bulk-load path ([`crate::bulk`]) for good: the
+    /// MariaDB plugin calls it for a table whose uniqueness the server checks itself by
+    /// reading the table (long unique keys over BLOBs, `WITHOUT OVERLAPS` keys), which would
+    /// not see rows waiting in a bulk load.
+    pub fn forbid_bulk_load(&self) {
+        self.bulk_forbidden.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Table::forbid_bulk_load`] was called.
+    pub fn bulk_load_forbidden(&self) -> bool {
+        self.bulk_forbidden.load(Ordering::Relaxed)
     }
 
     /// The row count estimate: the committed inserts minus deletes (maintained by sessions
