@@ -21,7 +21,7 @@ use riptide_common::range_del::RangeTombstone;
 use riptide_common::{Error, ErrorKind, Result};
 use riptide_sstable::{BlockCache, TableOptions, TableWriter};
 
-use crate::file_meta::{FileMeta, table_file_path};
+use crate::file_meta::table_file_path;
 use crate::fsutil::sync_dir;
 use crate::table_handle::TableHandle;
 use crate::untouched::KeptRange;
@@ -244,34 +244,10 @@ impl<'a, F: FnMut() -> u64> OutputTables<'a, F> {
             }
         }
         let props = w.finish()?;
-        let meta = FileMeta {
-            number,
-            file_size: props.file_size,
-            smallest: props.smallest_key,
-            largest: props.largest_key,
-            min_seqno: props.min_seqno,
-            max_seqno: props.max_seqno,
-            entries: props.entries,
-            tombstones: props.tombstones,
-        };
-        self.bytes_written += meta.file_size;
-        let path = table_file_path(self.dir, number);
+        self.bytes_written += props.file_size;
         // Until `finish` succeeds the file is ours to delete on failure.
-        let opened = riptide_sstable::Table::open_in(
-            &*self.fs,
-            &path,
-            self.cache.clone(),
-            &riptide_sstable::TableReadOptions::default(),
-            riptide_sstable::CacheId::unique(),
-        );
-        let handle = match opened {
-            Ok(t) => TableHandle::new(self.fs.clone(), meta, t, path),
-            Err(e) => {
-                crate::fsutil::remove_quietly(&*self.fs, &path);
-                return Err(e);
-            }
-        };
-        handle.mark_obsolete();
+        let handle =
+            TableHandle::open_new(self.fs.clone(), self.dir, number, props, self.cache.clone())?;
         self.done.push(Arc::new(handle));
         Ok(())
     }

@@ -59,6 +59,46 @@ impl TableHandle {
         }
     }
 
+    /// Opens table `number` in `dir` that a writer just finished with `props`, as a handle
+    /// marked obsolete: its file is deleted when the handle drops, unless
+    /// [`Self::unmark_obsolete`] keeps it (once a version edit names it). If it cannot be
+    /// opened, the file is removed and the error returned.
+    pub fn open_new(
+        fs: FsRef,
+        dir: &Path,
+        number: u64,
+        props: riptide_sstable::TableProperties,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Self> {
+        let meta = FileMeta {
+            number,
+            file_size: props.file_size,
+            smallest: props.smallest_key,
+            largest: props.largest_key,
+            min_seqno: props.min_seqno,
+            max_seqno: props.max_seqno,
+            entries: props.entries,
+            tombstones: props.tombstones,
+        };
+        let path = table_file_path(dir, number);
+        let opened = Table::open_in(
+            &*fs,
+            &path,
+            cache,
+            &TableReadOptions::default(),
+            CacheId::unique(),
+        );
+        let handle = match opened {
+            Ok(t) => TableHandle::new(fs, meta, t, path),
+            Err(e) => {
+                crate::fsutil::remove_quietly(&*fs, &path);
+                return Err(e);
+            }
+        };
+        handle.mark_obsolete();
+        Ok(handle)
+    }
+
     /// Opens table `meta.number` in `dir`, kept open for the handle's life. A missing file, or
     /// one whose size differs from `meta.file_size`, is `Corruption`; so is a damaged table.
     /// Errors name the file.

@@ -30,8 +30,7 @@ use std::sync::atomic::Ordering;
 
 use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, seek_key};
 use riptide_common::{Error, InternalIterator, Result, SeqNo, ValueKind};
-use riptide_compaction::{FileMeta, TableHandle, VersionEdit, table_file_path};
-use riptide_memtable::Memtable;
+use riptide_compaction::{TableHandle, VersionEdit, table_file_path};
 use riptide_sstable::{TableOptions, TableWriter};
 
 use crate::background::refresh_pending_compaction_bytes;
@@ -212,33 +211,13 @@ impl IngestWriter {
             return Ok(());
         };
         let props = w.finish()?;
-        let meta = FileMeta {
+        let handle = TableHandle::open_new(
+            self.db.options.file_system.clone(),
+            &self.dir,
             number,
-            file_size: props.file_size,
-            smallest: props.smallest_key,
-            largest: props.largest_key,
-            min_seqno: props.min_seqno,
-            max_seqno: props.max_seqno,
-            entries: props.entries,
-            tombstones: props.tombstones,
-        };
-        let path = table_file_path(&self.dir, number);
-        let fs = &self.db.options.file_system;
-        let table = match riptide_sstable::Table::open_in(
-            &**fs,
-            &path,
+            props,
             Some(Arc::clone(&self.db.cache)),
-            &riptide_sstable::TableReadOptions::default(),
-            riptide_sstable::CacheId::unique(),
-        ) {
-            Ok(t) => t,
-            Err(e) => {
-                riptide_compaction::fsutil::remove_quietly(&**fs, &path);
-                return Err(e);
-            }
-        };
-        let handle = TableHandle::new(fs.clone(), meta, table, path);
-        handle.mark_obsolete();
+        )?;
         self.done.push(Arc::new(handle));
         Ok(())
     }
@@ -285,7 +264,7 @@ impl IngestWriter {
         for range in &self.ranges {
             let (first, last) = (range.first.as_slice(), range.last.as_slice());
             for mem in std::iter::once(&view.mem).chain(&view.imms) {
-                if let Some(key) = key_in_memtable(mem, first, last)? {
+                if let Some(key) = key_in(&mut mem.iter(), first, last)? {
                     return Err(self.overlap_error(range, "an unflushed write", &key));
                 }
             }
@@ -294,7 +273,7 @@ impl IngestWriter {
                     .iter()
                     .filter(|f| f.meta.overlaps_user_range(first, last))
                 {
-                    if let Some(key) = key_in_table(f, first, last)? {
+                    if let Some(key) = key_in(&mut f.iter(), first, last)? {
                         let place = format!("table {}", f.number());
                         return Err(self.overlap_error(range, &place, &key));
                     }
@@ -392,22 +371,9 @@ pub(crate) fn range_is_vacant(cf: &CfData, start: &[u8], end: &[u8]) -> Result<b
     Ok(true)
 }
 
-/// A user key of `mem` in `[first, last]`, if any.
-fn key_in_memtable(mem: &Arc<Memtable>, first: &[u8], last: &[u8]) -> Result<Option<Vec<u8>>> {
-    let mut it = mem.iter();
-    it.seek(&seek_key(first, MAX_SEQNO))?;
-    if it.valid() {
-        let ikey = parse_internal_key(it.key())?;
-        if ikey.user_key <= last {
-            return Ok(Some(ikey.user_key.to_vec()));
-        }
-    }
-    Ok(None)
-}
-
-/// A user key of table `t` in `[first, last]`, if any.
-fn key_in_table(t: &Arc<TableHandle>, first: &[u8], last: &[u8]) -> Result<Option<Vec<u8>>> {
-    let mut it = t.iter();
+/// The first user key at or after `first` that `it` (a memtable's or a table's iterator)
+/// holds, if it is at most `last`.
+fn key_in(it: &mut dyn InternalIterator, first: &[u8], last: &[u8]) -> Result<Option<Vec<u8>>> {
     it.seek(&seek_key(first, MAX_SEQNO))?;
     if it.valid() {
         let ikey = parse_internal_key(it.key())?;
