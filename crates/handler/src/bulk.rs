@@ -18,7 +18,10 @@
 //!   written. Another transaction writing into the table meanwhile makes the ingest refuse
 //!   the table's range: the commit fails with `Busy` and nothing of the load is written.
 //! - **Visibility.** The loaded rows are not visible to anyone, the loading transaction
-//!   included, until it commits; then all at once.
+//!   included, until it commits; then all at once. Every later insert of the transaction
+//!   into a table in the load joins the load, even with bulk load turned off meanwhile (an
+//!   ordinary insert would not see the loaded rows). An UPDATE or DELETE of the table in the
+//!   same transaction does not see them either.
 //! - **Atomicity.** The ingest comes first at commit, then the transaction's ordinary
 //!   writes. A failure of the ingest rolls back everything; a failure of the ordinary
 //!   commit after it (an I/O error) would leave the loaded rows in. A statement that fails
@@ -120,6 +123,11 @@ impl BulkLoad {
             self.declined.push(id);
         }
         Ok(vacant)
+    }
+
+    /// Whether `table` is in the load.
+    pub(crate) fn holds(&self, table: &Table) -> bool {
+        self.tables.iter().any(|t| t.table.id() == table.id())
     }
 
     /// Adds one entry of a row of `table` (accepted before).

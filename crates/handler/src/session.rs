@@ -245,7 +245,8 @@ impl Session {
 
     /// Turns bulk load on or off for the inserts from now on (MariaDB: the session variable
     /// `riptide_bulk_load`, read at each statement's start): see [`crate::bulk`]. Rows
-    /// already loaded stay in the load until the transaction ends.
+    /// already loaded stay in the load until the transaction ends, and so do later inserts
+    /// into a table already in it.
     pub fn set_bulk_load(&mut self, on: bool) {
         self.bulk_enabled = on;
     }
@@ -605,7 +606,11 @@ impl Session {
     ) -> Result<()> {
         check_key_count(table, keys)?;
         check_pk_len(table, pk)?;
-        if self.bulk_enabled && self.bulk_accepts(table)? {
+        // A table in the load stays in it for the whole transaction, bulk load on or off:
+        // an ordinary insert next to loaded rows would not see them (its unique checks) and
+        // would be committed over them.
+        let loading = self.bulk.as_ref().is_some_and(|b| b.holds(table));
+        if loading || (self.bulk_enabled && self.bulk_accepts(table)?) {
             return self.bulk_insert(table, pk, keys, row);
         }
         let data = self.store.data.clone();

@@ -216,3 +216,21 @@ fn a_transaction_holding_a_bulk_load_cannot_be_prepared() {
     drop((s, t));
     close(db, engine);
 }
+
+#[test]
+fn an_insert_after_bulk_load_is_turned_off_still_joins_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine.create_table(b"t", &[primary()], 1).unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    s.insert(&t, &1u32.to_be_bytes(), &[], b"loaded").unwrap();
+    s.set_bulk_load(false);
+    // The same key again: found at commit, not written over the loaded row.
+    s.insert(&t, &1u32.to_be_bytes(), &[], b"ordinary").unwrap();
+    assert_eq!(s.bulk_rows(), 2);
+    assert_eq!(s.commit().unwrap_err().duplicate_index(), Some(0));
+    assert!(index_entries(&engine, &t, 0).is_empty());
+    drop((s, t));
+    close(db, engine);
+}

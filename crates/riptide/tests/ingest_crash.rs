@@ -6,9 +6,12 @@
 //! - every ingest is all or nothing: its range holds all of its keys with their values, or
 //!   none of them (no half-installed ingest, whatever the moment of the kill: writing the
 //!   files, the manifest edit, or after);
-//! - every ingest reported finished is there, and so is every acknowledged write;
-//! - no table file is left that the manifest does not name (an ingest killed before its
-//!   install leaves orphans, which the open deletes).
+//! - every ingest reported finished is there, and so is every acknowledged write.
+//!
+//! (An ingest killed before its install leaves table files no manifest names; the open
+//! deletes them. Counting files here would race with the compactions the open starts, so
+//! that is checked where nothing else runs: `ingest.rs`,
+//! `files_of_an_ingest_that_never_installed_are_gone_after_a_restart`.)
 //!
 //! The child is this same test binary, re-run with `RIPTIDE_INGEST_CRASH_CHILD` set.
 //! Rounds continue on the same database.
@@ -22,7 +25,6 @@
 )]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,19 +117,6 @@ fn ingest_present(db: &Db, n: u64) -> bool {
     j == KEYS
 }
 
-fn sst_files(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".sst")
-        })
-        .count()
-}
-
 #[test]
 fn kill_during_ingests_leaves_each_whole_or_absent() {
     let dir = tempfile::tempdir().unwrap();
@@ -177,12 +166,6 @@ fn kill_during_ingests_leaves_each_whole_or_absent() {
         let (ingested, written) = reader.join().unwrap();
 
         let db = Db::open(&path, options()).unwrap();
-        let listed: usize = db.statistics().levels.iter().map(|l| l.files).sum();
-        assert_eq!(
-            sst_files(dir.path()),
-            listed,
-            "round {round}: table files the manifest does not name are left"
-        );
         // Ingests before the first unreported one must all be there.
         let mut n = next_ingest;
         while ingest_present(&db, n) {
