@@ -29,9 +29,9 @@ use riptide::{Error, WriteBatch};
 use crate::engine::{HandlerEngine, name_str};
 use crate::error::Result;
 use crate::format::{
-    self, IndexDef, IndexKind, IndexSpec, NEXT_ID_KEY, TableDef, build_key, build_prefix,
-    decode_secondary_entry, definition_version_key, index_key_range, prefix_successor,
-    secondary_entry, table_key,
+    self, IndexDef, IndexKind, IndexSpec, KeyRepeat, NEXT_ID_KEY, TableDef, build_key,
+    build_prefix, decode_secondary_entry, definition_version_key, entry_index_id, index_key_range,
+    prefix_successor, secondary_entry, table_key,
 };
 use crate::table::{Store, Table, load_counters};
 use riptide::ReadOptions;
@@ -158,13 +158,9 @@ impl IndexBuild {
         // The new index the current entries belong to (ids ascend with the sort), and the
         // key of the previous entry of a unique one without a NULL part.
         let mut index: Option<(usize, u32)> = None;
-        let mut previous: Option<Vec<u8>> = None;
+        let mut previous = KeyRepeat::default();
         while let Some((entry, _)) = sorted.next()? {
-            let id = entry
-                .get(..4)
-                .and_then(|b| b.try_into().ok())
-                .map(u32::from_be_bytes)
-                .ok_or_else(|| self.malformed(entry))?;
+            let id = entry_index_id(entry).ok_or_else(|| self.malformed(entry))?;
             if index.is_none_or(|(_, current)| current != id) {
                 let n = self
                     .new
@@ -172,7 +168,7 @@ impl IndexBuild {
                     .position(|ix| ix.id == id)
                     .ok_or_else(|| self.malformed(entry))?;
                 index = Some((n, id));
-                previous = None;
+                previous.reset();
                 // Each index's entries are checked and placed on their own.
                 ingest.new_range()?;
             }
@@ -184,19 +180,14 @@ impl IndexBuild {
                     decode_secondary_entry(entry).ok_or_else(|| self.malformed(entry))?;
                 let offsets = self.null_offsets.get(n).map_or(&[][..], Vec::as_slice);
                 let has_null = offsets.iter().any(|&o| key.get(o) == Some(&0));
-                if !has_null && previous.as_deref() == Some(key) {
+                if has_null {
+                    previous.reset();
+                } else if previous.repeats(key) {
                     // The ingest's files go as `ingest` drops.
                     return Ok(BuildCheck::Duplicate {
                         index: n,
                         pk: pk.to_vec(),
                     });
-                }
-                match &mut previous {
-                    Some(p) if !has_null => {
-                        p.clear();
-                        p.extend_from_slice(key);
-                    }
-                    _ => previous = (!has_null).then(|| key.to_vec()),
                 }
             }
             ingest.add(entry, b"")?;

@@ -35,8 +35,9 @@ use std::sync::Arc;
 use riptide::sort::ExternalSorter;
 use riptide::{Error, IngestWriter};
 
-use crate::error::{HandlerError, Result};
-use crate::format::{decode_secondary_entry, index_key_range};
+use crate::error::Result;
+use crate::format::{KeyRepeat, decode_secondary_entry, entry_index_id, index_key_range};
+use crate::session::duplicate;
 use crate::table::{Store, Table};
 
 /// Value byte of a secondary entry in the sort: the key has a NULL part (never a
@@ -137,11 +138,7 @@ impl BulkLoad {
 
     /// Counts one row of `table` loaded.
     pub(crate) fn count_row(&mut self, table: &Arc<Table>) {
-        if let Some(t) = self
-            .tables
-            .iter_mut()
-            .find(|t| Arc::ptr_eq(&t.table, table))
-        {
+        if let Some(t) = self.tables.iter_mut().find(|t| t.table.id() == table.id()) {
             t.rows += 1;
         }
         self.rows_total += 1;
@@ -182,16 +179,12 @@ impl BulkLoad {
         // The index the current entries belong to: its table, its position and whether it
         // is unique; the previous key of a unique index.
         let mut current: Option<(u32, usize, usize, bool)> = None;
-        let mut previous: Option<Vec<u8>> = None;
+        let mut previous = KeyRepeat::default();
         while let Some((entry, value)) = sorted.next()? {
-            let id = entry
-                .get(..4)
-                .and_then(|b| b.try_into().ok())
-                .map(u32::from_be_bytes)
-                .ok_or_else(|| malformed(entry))?;
+            let id = entry_index_id(entry).ok_or_else(|| malformed(entry))?;
             if current.is_none_or(|(c, ..)| c != id) {
                 current = Some(find_index(&self.tables, id).ok_or_else(|| malformed(entry))?);
-                previous = None;
+                previous.reset();
                 ingest.new_range()?;
             }
             let Some((_, t, n, unique)) = current else {
@@ -201,19 +194,17 @@ impl BulkLoad {
             if n == 0 {
                 // A primary key entry (index id + primary key): two equal ones are two rows
                 // with one primary key.
-                if previous.as_deref() == Some(entry) {
+                if previous.repeats(entry) {
                     return Err(duplicate(table, 0));
                 }
-                set_previous(&mut previous, entry);
                 ingest.add(entry, value)?;
                 continue;
             }
             if unique && value.first() == Some(&KEY_WITHOUT_NULL) {
                 let (key, _) = decode_secondary_entry(entry).ok_or_else(|| malformed(entry))?;
-                if previous.as_deref() == Some(key) {
+                if previous.repeats(key) {
                     return Err(duplicate(table, n));
                 }
-                set_previous(&mut previous, key);
             }
             ingest.add(entry, b"")?;
         }
@@ -231,16 +222,6 @@ impl BulkLoad {
     }
 }
 
-fn set_previous(previous: &mut Option<Vec<u8>>, key: &[u8]) {
-    match previous {
-        Some(p) => {
-            p.clear();
-            p.extend_from_slice(key);
-        }
-        None => *previous = Some(key.to_vec()),
-    }
-}
-
 /// The table (position in `tables`), index position and uniqueness of index `id`.
 fn find_index(tables: &[BulkTable], id: u32) -> Option<(u32, usize, usize, bool)> {
     tables.iter().enumerate().find_map(|(t, bt)| {
@@ -255,12 +236,4 @@ fn malformed(entry: &[u8]) -> Error {
     Error::corruption(format!(
         "bulk load: sorted entry {entry:02x?} is malformed or of no table of the load"
     ))
-}
-
-fn duplicate(table: &Table, n: usize) -> HandlerError {
-    HandlerError::Duplicate {
-        index: n,
-        name: table.index(n).map(|ix| ix.name.clone()).unwrap_or_default(),
-        table_id: table.id(),
-    }
 }

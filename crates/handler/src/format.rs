@@ -118,6 +118,42 @@ fn read_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(s.try_into().ok()?))
 }
 
+/// The index id an entry's key starts with (every key of the data column family does).
+pub(crate) fn entry_index_id(entry: &[u8]) -> Option<u32> {
+    read_u32(entry, 0)
+}
+
+/// The previous key of a unique index while its entries pass in key order (an index build's
+/// or a bulk load's merge): two equal keys in a row are a duplicate. One buffer for the
+/// whole walk.
+#[derive(Debug, Default)]
+pub(crate) struct KeyRepeat {
+    previous: Option<Vec<u8>>,
+}
+
+impl KeyRepeat {
+    /// True when `key` equals the key seen last; otherwise remembers it.
+    pub(crate) fn repeats(&mut self, key: &[u8]) -> bool {
+        match &mut self.previous {
+            Some(p) if p.as_slice() == key => true,
+            Some(p) => {
+                p.clear();
+                p.extend_from_slice(key);
+                false
+            }
+            None => {
+                self.previous = Some(key.to_vec());
+                false
+            }
+        }
+    }
+
+    /// Forgets the key seen last (a new index begins, or a key with a NULL part).
+    pub(crate) fn reset(&mut self) {
+        self.previous = None;
+    }
+}
+
 /// Reads a big-endian u16 at `at`.
 fn read_u16(b: &[u8], at: usize) -> Option<u16> {
     let s = b.get(at..at.checked_add(2)?)?;

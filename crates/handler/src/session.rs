@@ -251,11 +251,6 @@ impl Session {
         self.bulk_enabled = on;
     }
 
-    /// Whether bulk load is on for the inserts from now on.
-    pub fn bulk_load(&self) -> bool {
-        self.bulk_enabled
-    }
-
     /// Rows the transaction's bulk load holds (0 without one): they are written at commit.
     pub fn bulk_rows(&self) -> u64 {
         self.bulk.as_ref().map_or(0, BulkLoad::rows_total)
@@ -1089,7 +1084,7 @@ fn check_pk_len(table: &Table, pk: &[u8]) -> Result<()> {
     .into())
 }
 
-fn duplicate(table: &Table, n: usize) -> HandlerError {
+pub(crate) fn duplicate(table: &Table, n: usize) -> HandlerError {
     HandlerError::Duplicate {
         index: n,
         name: table.index(n).map(|ix| ix.name.clone()).unwrap_or_default(),

@@ -134,22 +134,11 @@ impl IngestWriter {
         })
     }
 
-    /// The sequence number every ingested entry carries.
-    pub fn seqno(&self) -> SeqNo {
-        self.seqno
-    }
-
-    /// Entries added so far.
-    pub fn entries(&self) -> u64 {
-        self.entries
-    }
-
     /// Adds `key` with `value`. Keys must be strictly ascending (`InvalidArgument`
     /// otherwise, naming both keys); a new file starts once one reaches the target file
     /// size.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        let started = self.range_first.is_some() || !self.ranges.is_empty();
-        if started && key <= self.last_key.as_slice() {
+        if self.entries > 0 && key <= self.last_key.as_slice() {
             return Err(Error::invalid_argument(format!(
                 "ingest into column family {:?}: key {:02x?} does not follow {:02x?} \
                  (keys must be strictly ascending)",
