@@ -736,6 +736,19 @@ enum riptide_status_t riptide_handler_begin_index_build(struct riptide_handler_t
                                                         struct riptide_hbuild_t **out,
                                                         char **errmsg);
 
+// Makes the build's commit (`riptide_handler_commit_index_build`) record `(data, len)` as
+// the table's caller data (read back with `riptide_htable_caller_data`), in the same batch
+// as the index change. A build may add and drop no index and only record caller data.
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `(data, len)` is NULL or
+// that many readable bytes; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_hbuild_set_caller_data(struct riptide_hbuild_t *build,
+                                                     const char *data,
+                                                     size_t len,
+                                                     char **errmsg);
+
 // Adds one row's entry to the build's new index `index`: its key `(key, key_len)` (as a
 // `riptide_hkey_t` of that index would carry it) and the row's primary key `(pk,
 // pk_len)`. Entries are written in batches, outside any transaction.
@@ -1550,6 +1563,18 @@ size_t riptide_htable_index_count(const struct riptide_htable_t *table);
 //
 // `table` is NULL or a live table handle.
 uint32_t riptide_htable_key_format(const struct riptide_htable_t *table);
+
+// The bytes the caller keeps with the table (`riptide_hbuild_set_caller_data`; the MariaDB
+// plugin: its row layout after instant column changes): `*len` bytes at `*data`, valid while
+// `table` lives (a table handle's definition never changes). Empty (`*len` 0) when there
+// are none, and for NULL `table`. Out-parameters that are NULL are skipped.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle; `data` and `len` are NULL or writable.
+void riptide_htable_caller_data(const struct riptide_htable_t *table,
+                                const uint8_t **data,
+                                size_t *len);
 
 // The table's row count estimate; 0 for NULL.
 //

@@ -123,6 +123,36 @@ pub unsafe extern "C" fn riptide_handler_begin_index_build(
     })
 }
 
+/// Makes the build's commit (`riptide_handler_commit_index_build`) record `(data, len)` as
+/// the table's caller data (read back with `riptide_htable_caller_data`), in the same batch
+/// as the index change. A build may add and drop no index and only record caller data.
+///
+/// # Safety
+///
+/// `build` is NULL or a live build handle used by no other thread; `(data, len)` is NULL or
+/// that many readable bytes; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbuild_set_caller_data(
+    build: *mut riptide_hbuild_t,
+    data: *const c_char,
+    len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `build`, the byte
+    // string `data` and the out-parameter `errmsg`.
+    let (build, data, errmsg) = unsafe {
+        (
+            arg_mut(build, "build"),
+            bytes(data, len, "data"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        build?.build.set_caller_data(data?);
+        Ok(())
+    })
+}
+
 /// Adds one row's entry to the build's new index `index`: its key `(key, key_len)` (as a
 /// `riptide_hkey_t` of that index would carry it) and the row's primary key `(pk,
 /// pk_len)`. Entries are written in batches, outside any transaction.

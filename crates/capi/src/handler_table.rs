@@ -53,6 +53,38 @@ pub unsafe extern "C" fn riptide_htable_key_format(table: *const riptide_htable_
     unsafe { query(table, 0, |t| u32::from(t.table.key_format())) }
 }
 
+/// The bytes the caller keeps with the table (`riptide_hbuild_set_caller_data`; the MariaDB
+/// plugin: its row layout after instant column changes): `*len` bytes at `*data`, valid while
+/// `table` lives (a table handle's definition never changes). Empty (`*len` 0) when there
+/// are none, and for NULL `table`. Out-parameters that are NULL are skipped.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle; `data` and `len` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_caller_data(
+    table: *const riptide_htable_t,
+    data: *mut *const u8,
+    len: *mut usize,
+) {
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract; the
+    // bytes belong to the table's definition, which the handle keeps alive unchanged.
+    let (ptr, n) = unsafe {
+        query(table, (std::ptr::null(), 0), |t| {
+            let d = t.table.caller_data();
+            (d.as_ptr(), d.len())
+        })
+    };
+    if !data.is_null() {
+        // SAFETY: per `# Safety`, a non-NULL `data` is writable.
+        unsafe { data.write(ptr) };
+    }
+    if !len.is_null() {
+        // SAFETY: per `# Safety`, a non-NULL `len` is writable.
+        unsafe { len.write(n) };
+    }
+}
+
 /// The table's row count estimate; 0 for NULL.
 ///
 /// # Safety

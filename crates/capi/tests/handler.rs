@@ -611,3 +611,91 @@ fn a_prepared_session_is_listed_and_committed_by_xid_through_the_c_abi() {
         riptide_handler_destroy(h);
     }
 }
+
+#[test]
+fn caller_data_recorded_by_a_build_is_read_back_from_the_table_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let specs = [riptide_index_spec_t {
+            kind: RIPTIDE_INDEX_PRIMARY,
+            unique: true,
+            key_parts: 1,
+            name: c"PRIMARY".as_ptr(),
+        }];
+        let name = b"./db/layout";
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                1,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        let (mut data, mut len): (*const u8, usize) = (null(), usize::MAX);
+        riptide_htable_caller_data(tab, &mut data, &mut len);
+        assert_eq!(len, 0, "a new table has no caller data");
+        riptide_htable_release(tab);
+
+        // A build adding no index records the bytes with its commit.
+        let mut build = null_mut();
+        check(
+            riptide_handler_begin_index_build(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                null(),
+                0,
+                &mut build,
+                &mut err,
+            ),
+            err,
+        );
+        let bytes = b"\x01layout";
+        check(
+            riptide_hbuild_set_caller_data(build, bytes.as_ptr().cast(), bytes.len(), &mut err),
+            err,
+        );
+        let order = [riptide_index_slot_t {
+            is_new: false,
+            position: 0,
+        }];
+        check(
+            riptide_handler_commit_index_build(h, build, order.as_ptr(), 1, null(), 0, &mut err),
+            err,
+        );
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        riptide_htable_caller_data(tab, &mut data, &mut len);
+        assert_eq!(std::slice::from_raw_parts(data, len), bytes);
+        // NULL out-parameters are skipped; a NULL table has none.
+        riptide_htable_caller_data(tab, null_mut(), null_mut());
+        riptide_htable_caller_data(null(), &mut data, &mut len);
+        assert_eq!(len, 0);
+        riptide_htable_release(tab);
+
+        // A NULL build is refused with a message, not a crash.
+        let st = riptide_hbuild_set_caller_data(null_mut(), bytes.as_ptr().cast(), 1, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        assert!(!err.is_null());
+        riptide_free(err.cast());
+        err = null_mut();
+        check(riptide_handler_close(h, &mut err), err);
+        riptide_handler_destroy(h);
+    }
+}

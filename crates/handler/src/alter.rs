@@ -88,6 +88,9 @@ pub struct IndexBuild {
     entries: u64,
     /// What the ingest of [`IndexBuild::finish`] wrote.
     ingested: Option<riptide::Ingested>,
+    /// The caller data the commit records ([`IndexBuild::set_caller_data`]); `None` keeps
+    /// the table's.
+    caller_data: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for IndexBuild {
@@ -119,6 +122,13 @@ impl IndexBuild {
     /// What [`IndexBuild::finish`] ingested (the level, files and bytes), once it has.
     pub fn ingested(&self) -> Option<&riptide::Ingested> {
         self.ingested.as_ref()
+    }
+
+    /// Makes the commit record `data` as the table's caller data ([`TableDef::caller_data`]),
+    /// in the same batch as the index change (the MariaDB plugin: the row layout after an
+    /// instant column change, which may add or drop no index at all).
+    pub fn set_caller_data(&mut self, data: &[u8]) {
+        self.caller_data = Some(data.to_vec());
     }
 
     /// Adds the entry of one row to new index `n`: its key `key` (the bytes the caller
@@ -264,6 +274,7 @@ impl HandlerEngine {
             sorter: Some(sorter),
             entries: 0,
             ingested: None,
+            caller_data: None,
         })
     }
 
@@ -370,6 +381,10 @@ impl HandlerEngine {
             table_id: base.table_id,
             key_format: base.key_format,
             indexes,
+            caller_data: build
+                .caller_data
+                .clone()
+                .unwrap_or_else(|| base.caller_data.clone()),
         };
         let store = self.store();
         let mut batch = WriteBatch::new();

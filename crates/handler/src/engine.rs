@@ -136,7 +136,7 @@ impl HandlerEngine {
         if let Some(old) = &replaced {
             self.drop_into(&mut batch, old);
         }
-        let table = self.create_into(&mut batch, name, indexes, autoinc_start)?;
+        let table = self.create_into(&mut batch, name, indexes, autoinc_start, Vec::new())?;
         if temporary {
             batch.put_cf(&self.store.dd, &temporary_key(name), b"");
         } else {
@@ -277,8 +277,8 @@ impl HandlerEngine {
     }
 
     /// Empties table `name`: new index ids (the old keys go with one range delete each, in
-    /// the same batch), auto-increment back to 1, row estimate 0. `NotFound` if it does not
-    /// exist.
+    /// the same batch), auto-increment back to 1, row estimate 0; the caller data stays.
+    /// `NotFound` if it does not exist.
     pub fn truncate_table(&self, name: &[u8]) -> Result<Arc<Table>> {
         let _ddl = self.ddl.lock();
         let Some(old) = self.read_def(name)? else {
@@ -298,7 +298,9 @@ impl HandlerEngine {
             .collect();
         let mut batch = WriteBatch::new();
         self.drop_into(&mut batch, &old);
-        let table = self.create_into(&mut batch, name, &specs, 1)?;
+        // The caller's data goes with the table: handlers open on it still read and write
+        // rows the way it describes.
+        let table = self.create_into(&mut batch, name, &specs, 1, old.caller_data.clone())?;
         self.store.db.write(batch)?;
         self.free_dropped_files(&old);
         let table = Arc::new(table);
@@ -446,13 +448,15 @@ impl HandlerEngine {
         }
     }
 
-    /// Adds to `batch` the allocation of ids and the entries of a new table.
+    /// Adds to `batch` the allocation of ids and the entries of a new table, which keeps
+    /// `caller_data` ([`TableDef::caller_data`]).
     fn create_into(
         &self,
         batch: &mut WriteBatch,
         name: &[u8],
         specs: &[IndexSpec],
         autoinc_start: u64,
+        caller_data: Vec<u8>,
     ) -> Result<Table> {
         let next = match self.store.db.get_cf(&self.store.dd, NEXT_ID_KEY)? {
             Some(v) => format::decode_next_id(&v)?,
@@ -478,6 +482,7 @@ impl HandlerEngine {
             table_id,
             key_format: self.key_format.load(Ordering::Relaxed),
             indexes,
+            caller_data,
         };
         let stored = StoredCounters {
             autoinc_ceiling: autoinc_start.max(1),

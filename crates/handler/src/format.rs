@@ -105,6 +105,9 @@ pub struct TableDef {
     /// Index 0 is the primary key or the hidden primary key; the rest are secondary, in the
     /// caller's order.
     pub indexes: Vec<IndexDef>,
+    /// Bytes the caller keeps with the table (the MariaDB plugin: the history of its row
+    /// layout after instant column changes); empty for none. The handler never reads them.
+    pub caller_data: Vec<u8>,
 }
 
 /// 4 bytes big-endian.
@@ -345,6 +348,12 @@ pub(crate) fn encode_table(def: &TableDef) -> Result<Vec<u8>, Error> {
         v.extend_from_slice(&name_len.to_be_bytes());
         v.extend_from_slice(ix.name.as_bytes());
     }
+    if !def.caller_data.is_empty() {
+        let len = u32::try_from(def.caller_data.len())
+            .map_err(|_| Error::invalid_argument("caller data longer than 4 GiB"))?;
+        v.extend_from_slice(&be32(len));
+        v.extend_from_slice(&def.caller_data);
+    }
     Ok(v)
 }
 
@@ -398,6 +407,23 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
             name,
         });
     }
+    let mut caller_data = Vec::new();
+    if at < v.len() {
+        let len = read_u32(v, at).ok_or_else(|| bad("truncated caller data length"))?;
+        let start = at + 4;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| start.checked_add(len))
+            .ok_or_else(|| bad("caller data length overflows"))?;
+        caller_data = v
+            .get(start..end)
+            .ok_or_else(|| bad("truncated caller data"))?
+            .to_vec();
+        if caller_data.is_empty() {
+            return Err(bad("empty caller data is never written"));
+        }
+        at = end;
+    }
     if at != v.len() || indexes.is_empty() {
         return Err(bad("wrong length"));
     }
@@ -405,6 +431,7 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
         table_id,
         key_format,
         indexes,
+        caller_data,
     })
 }
 
@@ -472,6 +499,7 @@ mod tests {
                     name: "k".into(),
                 },
             ],
+            caller_data: Vec::new(),
         };
         let v = encode_table(&def).unwrap();
         assert_eq!(decode_table(&v, "t").unwrap(), def);
@@ -494,10 +522,23 @@ mod tests {
         assert!(
             encode_table(&TableDef {
                 key_format: MAX_KEY_FORMAT + 1,
-                ..def
+                ..def.clone()
             })
             .is_err()
         );
+        // Caller data follows the indexes, with its length; a definition without it keeps
+        // the bytes it always had.
+        let with_data = TableDef {
+            caller_data: vec![1, 2, 3],
+            ..def
+        };
+        let v = encode_table(&with_data).unwrap();
+        assert_eq!(v.len(), encode_table(&old).unwrap().len() + 4 + 3);
+        assert_eq!(decode_table(&v, "t").unwrap(), with_data);
+        assert!(decode_table(&v[..v.len() - 1], "t").is_err());
+        let mut longer = v.clone();
+        longer.push(0);
+        assert!(decode_table(&longer, "t").is_err());
     }
 
     #[test]

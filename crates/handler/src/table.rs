@@ -98,6 +98,11 @@ impl Table {
         self.def.key_format
     }
 
+    /// The bytes the caller keeps with the table ([`TableDef::caller_data`]; empty: none).
+    pub fn caller_data(&self) -> &[u8] {
+        &self.def.caller_data
+    }
+
     /// The table's id.
     pub fn id(&self) -> u32 {
         self.def.table_id

@@ -328,6 +328,60 @@ fn the_definition_version_follows_renames_and_goes_with_a_drop() {
 }
 
 #[test]
+fn caller_data_is_recorded_by_a_build_and_kept_by_reopen_rename_truncate_and_later_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let mut t = table_with_rows(&engine, 3);
+    assert!(t.caller_data().is_empty());
+    // A build that adds and drops nothing records the caller's bytes alone.
+    let mut build = engine.begin_index_build(b"t", &[]).unwrap();
+    build.set_caller_data(b"layout-1");
+    t = engine
+        .commit_index_build(
+            build,
+            &[IndexSlot::Existing(0), IndexSlot::Existing(1)],
+            b"v1",
+        )
+        .unwrap();
+    assert_eq!(t.caller_data(), b"layout-1");
+    // A later build that does not set them keeps them.
+    let mut build = engine
+        .begin_index_build(b"t", &[new_index("b", false, vec![])])
+        .unwrap();
+    for pk in 0..3u32 {
+        build.add(0, &b_key(pk, 7), &pk.to_be_bytes()).unwrap();
+    }
+    assert_eq!(build.finish().unwrap(), BuildCheck::Unique);
+    t = engine
+        .commit_index_build(
+            build,
+            &[
+                IndexSlot::Existing(0),
+                IndexSlot::Existing(1),
+                IndexSlot::New(0),
+            ],
+            b"v2",
+        )
+        .unwrap();
+    assert_eq!(t.caller_data(), b"layout-1");
+    engine.rename_table(b"t", b"u").unwrap();
+    t = engine.truncate_table(b"u").unwrap();
+    assert_eq!(t.caller_data(), b"layout-1");
+    drop(t);
+    close(db, engine);
+    let (db, engine) = open(dir.path());
+    let mut t = engine.open_table(b"u").unwrap().unwrap();
+    assert_eq!(t.caller_data(), b"layout-1");
+    assert_eq!(t.index_count(), 3);
+    // A table created again under a name starts without.
+    assert!(engine.drop_table(b"u").unwrap());
+    t = engine.create_table(b"u", &[primary()], 1).unwrap();
+    assert!(t.caller_data().is_empty());
+    drop(t);
+    close(db, engine);
+}
+
+#[test]
 fn a_build_larger_than_its_sort_memory_is_sorted_on_disk_and_ingested_deep() {
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Db::open(dir.path(), Options::default().sort_buffer_size(1 << 20)).unwrap());
