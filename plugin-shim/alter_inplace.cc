@@ -1,7 +1,9 @@
 /*
   In-place ALTER TABLE of secondary indexes (ALGORITHM=INPLACE): ADD INDEX, ADD UNIQUE,
   DROP INDEX, in any mix, without copying the table (the copy rewrites every row and every
-  other index; an added index is only its own entries).
+  other index; an added index is only its own entries). And instant column changes
+  (ALGORITHM=INSTANT): ADD COLUMN at the end, a column's new DEFAULT or name, without
+  touching a row (instant_column_obstacle says when not).
 
   - check_if_supported_inplace_alter: only index additions and drops of secondary indexes
     (and what changes the .frm alone: key order, comments, ignorability, a rename of the
@@ -46,6 +48,17 @@ constexpr alter_table_operations FRM_ONLY= ALTER_RENAME | ALTER_INDEX_ORDER |
                                            ALTER_CHANGE_INDEX_COMMENT |
                                            ALTER_INDEX_IGNORABILITY;
 
+/* Column changes no row needs rewriting for: an added column at the end (the rows written
+   before it read the value it had when added: Riptide_row_layout), a new DEFAULT (rows hold
+   their values) or name (rows hold columns by position). */
+constexpr alter_table_operations INSTANT_COLUMN_CHANGES=
+    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN | ALTER_COLUMN_DEFAULT |
+    ALTER_COLUMN_NAME;
+
+/* The column additions among them, which record a row layout. */
+constexpr alter_table_operations COLUMN_ADDITIONS=
+    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN;
+
 /* Rows between two looks at KILL and progress reports. */
 constexpr ha_rows BUILD_CHECK_EVERY= 4096;
 
@@ -57,6 +70,9 @@ public:
   riptide_hbuild_t *build= nullptr;
   /* The new table's key numbers of the added indexes, in build order. */
   std::vector<uint> added;
+  /* The row layout the commit records (Riptide_row_layout::serialize), after an added
+     column; empty: the table's stays. */
+  std::string layout;
 
   ~Riptide_inplace_ctx() override { abort(); }
 
@@ -99,6 +115,107 @@ uint new_key_number(const TABLE *altered_table, const Alter_inplace_info *ha_alt
   return MAX_KEY;
 }
 
+/* Whether `f`'s DEFAULT is an expression whose value differs between rows (InnoDB's test:
+   time and session functions are evaluated once per statement, so every old row can read
+   the one value). */
+bool non_constant_default(const Field *f)
+{
+  return f->default_value && (f->default_value->flags & uint(~(VCOL_SESSION_FUNC | VCOL_TIME_FUNC)));
+}
+
+/* The offset of a NULL bit's byte in the record, or -1 for a column without one. */
+my_ptrdiff_t null_offset(const TABLE *t, const Field *f)
+{
+  return f->null_ptr ? f->null_ptr - t->record[0] : -1;
+}
+
+/* Why the column changes of `ha_alter_info` (INSTANT_COLUMN_CHANGES and FRM_ONLY alone)
+   cannot be instant on `table` (key format `key_format`), or NULL if they can. The rows
+   stay as they are, so every existing column must keep its definition, its NULL bit and
+   its packing, and each added column one value every old row can read. */
+const char *instant_column_obstacle(TABLE *table, TABLE *altered_table,
+                                    Alter_inplace_info *ha_alter_info, uint32_t key_format)
+{
+  if (!(ha_alter_info->handler_flags & COLUMN_ADDITIONS))
+  {
+    if (altered_table->s->fields != table->s->fields)
+      return "the column list changes";
+  }
+  else if (key_format < KEY_FORMAT_PACKED_ROWS)
+    return "the table was created before instant column changes and may hold rows in an "
+           "older format; ALTER TABLE ... FORCE rebuilds it once";
+  if (ha_alter_info->error_if_not_empty)
+    return "the added column has no valid value for the existing rows";
+  if (table->versioned() || altered_table->versioned())
+    return "a system-versioned table needs the copy";
+  if (altered_table->s->fields < table->s->fields || altered_table->s->fields > 0xffff ||
+      altered_table->s->null_bytes < table->s->null_bytes)
+    return "the column list changes";
+  Riptide_codec before, after;
+  Riptide_row_layout none;
+  before.bind(table, key_format, none);
+  after.bind(altered_table, key_format, none);
+  for (uint i= 0; i < table->s->fields; i++)
+  {
+    const Field *o= table->field[i], *n= altered_table->field[i];
+    if (!o->eq_def(n) || o->stored_in_db() != n->stored_in_db() ||
+        null_offset(table, o) != null_offset(altered_table, n) || o->null_bit != n->null_bit ||
+        before.packing(i) != after.packing(i))
+      return "an existing column changes its definition or place";
+    if (o->type() == MYSQL_TYPE_BIT)
+    {
+      auto *ob= static_cast<const Field_bit *>(o), *nb= static_cast<const Field_bit *>(n);
+      if (ob->bit_len != nb->bit_len || ob->bit_ofs != nb->bit_ofs ||
+          (ob->bit_len && ob->bit_ptr - table->record[0] != nb->bit_ptr - altered_table->record[0]))
+        return "an existing BIT column changes its place";
+    }
+  }
+  for (uint i= table->s->fields; i < altered_table->s->fields; i++)
+  {
+    const Field *f= altered_table->field[i];
+    if (f->flags & AUTO_INCREMENT_FLAG)
+      return "an added AUTO_INCREMENT column gives each row its own value";
+    if (f->stored_in_db() && (f->vcol_info || non_constant_default(f)))
+      return "the added column's value differs between rows";
+  }
+  return nullptr;
+}
+
+/* The value the rows written before column `i` of `altered_table` existed read for it:
+   its DEFAULT, evaluated once (false, with ER_* raised, if it does not fit the column). */
+bool added_column_value(TABLE *altered_table, uint i, Riptide_row_layout::Added_value *out)
+{
+  Field *f= altered_table->field[i];
+  if (!f->stored_in_db())
+  {
+    /* A VIRTUAL column is computed on every read: any value does. */
+    out->is_null= true;
+    return true;
+  }
+  switch (f->set_default())
+  {
+  case 0:
+  case 3:
+    break;
+  default:
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: the DEFAULT of added column %s does not fit it",
+                    MYF(0), f->field_name.str);
+    return false;
+  }
+  out->is_null= f->is_null();
+  out->packed.clear();
+  if (out->is_null)
+    return true;
+  size_t bound= f->pack_length() + 8;
+  if (f->flags & BLOB_FLAG)
+    bound+= static_cast<Field_blob *>(f)->get_length();
+  out->packed.resize(bound);
+  uchar *start= reinterpret_cast<uchar *>(&out->packed[0]);
+  uchar *end= f->pack(start, f->ptr);
+  out->packed.resize(size_t(end - start));
+  return true;
+}
+
 } // namespace
 
 enum_alter_inplace_result
@@ -106,13 +223,24 @@ ha_riptide::check_if_supported_inplace_alter(TABLE *altered_table,
                                              Alter_inplace_info *ha_alter_info)
 {
   alter_table_operations ops= ha_alter_info->handler_flags;
-  if (ops & ~(INDEX_CHANGES | FRM_ONLY))
+  bool columns= ops & INSTANT_COLUMN_CHANGES;
+  if (ops & ~((columns ? INSTANT_COLUMN_CHANGES : INDEX_CHANGES) | FRM_ONLY))
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
   /* A partitioned table, a temporary one, or a change of the primary key (a UNIQUE NOT
      NULL key the server would promote to primary key included): the copy. */
   if (open_name.find("#P#") != std::string::npos || table->s->tmp_table != NO_TMP_TABLE ||
       table->s->primary_key != altered_table->s->primary_key)
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  if (columns)
+  {
+    if (const char *why=
+            instant_column_obstacle(table, altered_table, ha_alter_info, share->key_format))
+    {
+      ha_alter_info->unsupported_reason= why;
+      return HA_ALTER_INPLACE_NOT_SUPPORTED;
+    }
+    return HA_ALTER_INPLACE_INSTANT;
+  }
   for (uint j= 0; j < ha_alter_info->index_add_count; j++)
   {
     uint keynr= new_key_number(altered_table, ha_alter_info, j);
@@ -137,9 +265,33 @@ bool ha_riptide::prepare_inplace_alter_table(TABLE *altered_table,
   if (wait_for_prepared(open_name.c_str()))
     return true;
   Riptide_codec alt;
-  alt.bind(altered_table, share->key_format);
+  alt.bind(altered_table, share->key_format, share->layout);
   auto *ctx= new Riptide_inplace_ctx;
   ha_alter_info->handler_ctx= ctx;
+  if (ha_alter_info->handler_flags & COLUMN_ADDITIONS)
+  {
+    Riptide_row_layout next= share->layout;
+    if (!next.recorded)
+    {
+      next.recorded= true;
+      next.v3_columns= table->s->fields;
+      next.v3_null_bytes= table->s->null_bytes;
+    }
+    if (next.columns() != table->s->fields)
+    {
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: instant ALTER TABLE of %s: the recorded row "
+                      "layout has %zu columns, the table %u", MYF(0), table->s->table_name.str,
+                      next.columns(), table->s->fields);
+      return true;
+    }
+    for (uint i= table->s->fields; i < altered_table->s->fields; i++)
+    {
+      next.added.emplace_back();
+      if (!added_column_value(altered_table, i, &next.added.back()))
+        return true;
+    }
+    ctx->layout= next.serialize();
+  }
   std::vector<std::vector<uint32_t>> nulls;
   std::vector<riptide_new_index_t> specs;
   for (uint j= 0; j < ha_alter_info->index_add_count; j++)
@@ -185,7 +337,7 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
     return false;
   THD *thd= ha_thd();
   Riptide_codec alt;
-  alt.bind(altered_table, share->key_format);
+  alt.bind(altered_table, share->key_format, share->layout);
   riptide_hsession_t *s= nullptr;
   riptide_hcursor_t *c= nullptr;
   char *err= nullptr;
@@ -333,6 +485,18 @@ bool ha_riptide::commit_inplace_alter_table(TABLE *altered_table,
   }
   const LEX_CUSTRING &version= altered_table->s->tabledef_version;
   char *err= nullptr;
+  if (!ctx->layout.empty())
+  {
+    riptide_status_t st= riptide_hbuild_set_caller_data(ctx->build, ctx->layout.data(),
+                                                        ctx->layout.size(), &err);
+    if (st != RIPTIDE_OK)
+    {
+      ctx->abort();
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: instant ALTER TABLE of %s: %s", MYF(0),
+                      table->s->table_name.str, riptide_take_message(st, err).c_str());
+      return true;
+    }
+  }
   riptide_status_t st= riptide_handler_commit_index_build(
       riptide_handler, ctx->build, order.data(), order.size(),
       reinterpret_cast<const char *>(version.str), version.length, &err);

@@ -61,6 +61,24 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
       if (table_share->long_unique_table || table_share->period.unique_keys)
         riptide_htable_forbid_bulk_load(t);
       s->key_format= riptide_htable_key_format(t);
+      const uint8_t *layout= nullptr;
+      size_t layout_len= 0;
+      riptide_htable_caller_data(t, &layout, &layout_len);
+      std::string layout_error;
+      if (!s->layout.parse(layout, layout_len, &layout_error))
+      {
+        last_error= std::string("the table ") + name + ": " + layout_error;
+        sql_print_error("RIPTIDE: %s", last_error.c_str());
+        *error= HA_ERR_RIPTIDE;
+      }
+      else if (s->layout.recorded && s->layout.columns() != table_share->fields)
+      {
+        last_error= std::string("the row layout of ") + name + " in the data dictionary has " +
+                    std::to_string(s->layout.columns()) + " columns, the table definition " +
+                    std::to_string(table_share->fields);
+        sql_print_error("RIPTIDE: %s", last_error.c_str());
+        *error= HA_ERR_RIPTIDE;
+      }
       size_t n= riptide_htable_index_count(t);
       bool pk= table_share->primary_key < MAX_KEY;
       if (n != table_share->keys + (pk ? 0 : 1))
@@ -92,7 +110,7 @@ int ha_riptide::open(const char *name, int, uint)
   thr_lock_data_init(&share->lock, &lock_data, nullptr);
   open_name= name;
   has_pk= table->s->primary_key < MAX_KEY;
-  codec.bind(table, share->key_format);
+  codec.bind(table, share->key_format, share->layout);
   if (has_pk)
     ref_length= codec.tuple_width(table->s->primary_key);
   else

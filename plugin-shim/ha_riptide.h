@@ -32,6 +32,9 @@ public:
   /* The shim's key format the table was created with (riptide_htable_key_format; 0 and 1:
      the original encoding; KEY_FORMAT_* in record_codec.h). */
   uint32_t key_format= 0;
+  /* The table's row layouts after instant column changes (riptide_htable_caller_data; not
+     recorded: none). */
+  Riptide_row_layout layout;
   /* The ALTER TABLE copy running into this (#sql-alter) table, if any: its session is the
      one every handler of the table reads and writes through, so that the server's lookup
      handler (a clone of the writing one, used by long UNIQUE duplicate checks) sees the

@@ -16,6 +16,25 @@ namespace {
 constexpr char ROW_FORMAT_V1= 1;
 constexpr char ROW_FORMAT_V2= 2;
 constexpr char ROW_FORMAT_PACKED= 3;
+/* PACKED with its column and NULL-byte counts in front (a table with a recorded
+   Riptide_row_layout). */
+constexpr char ROW_FORMAT_COUNTED= 4;
+constexpr size_t COUNTED_HEADER= 1 + 2 + 2;
+/* The version of Riptide_row_layout's bytes. */
+constexpr uint8_t ROW_LAYOUT_VERSION= 1;
+
+void put_u16(std::string *out, uint32_t v)
+{
+  out->push_back(char(v & 0xff));
+  out->push_back(char((v >> 8) & 0xff));
+}
+
+uint32_t get_u16(const uchar *p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8; }
+
+uint32_t get_u32(const uchar *p)
+{
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 
 /* Whether a key part indexes a prefix of its column (KEY (v(10)), any BLOB/TEXT part). */
 bool is_prefix_part(const KEY_PART_INFO *kp)
@@ -350,10 +369,72 @@ static Riptide_codec::Column_packing column_packing(const KEY *pk, const Field *
   return Riptide_codec::Column_packing::FIELD_PACK;
 }
 
-void Riptide_codec::bind(TABLE *table, uint32_t key_format)
+bool Riptide_row_layout::parse(const uint8_t *data, size_t len, std::string *error)
+{
+  *this= Riptide_row_layout();
+  if (!len)
+    return true;
+  auto bad= [&](const char *what) {
+    *error= std::string("its row layout in the data dictionary (") + std::to_string(len) +
+            " bytes) is malformed: " + what;
+    return false;
+  };
+  if (data[0] != ROW_LAYOUT_VERSION)
+    return bad("unknown version");
+  if (len < 7)
+    return bad("truncated header");
+  v3_columns= get_u16(data + 1);
+  v3_null_bytes= get_u16(data + 3);
+  size_t n= get_u16(data + 5), at= 7;
+  for (size_t i= 0; i < n; i++)
+  {
+    Added_value v;
+    if (at >= len)
+      return bad("truncated added column");
+    v.is_null= data[at++] != 0;
+    if (!v.is_null)
+    {
+      if (len - at < 4)
+        return bad("truncated value length");
+      size_t vlen= get_u32(data + at);
+      at+= 4;
+      if (len - at < vlen)
+        return bad("truncated value");
+      v.packed.assign(reinterpret_cast<const char *>(data + at), vlen);
+      at+= vlen;
+    }
+    added.push_back(std::move(v));
+  }
+  if (at != len)
+    return bad("bytes after the last added column");
+  recorded= true;
+  return true;
+}
+
+std::string Riptide_row_layout::serialize() const
+{
+  std::string out(1, char(ROW_LAYOUT_VERSION));
+  put_u16(&out, v3_columns);
+  put_u16(&out, v3_null_bytes);
+  put_u16(&out, uint32_t(added.size()));
+  for (const Added_value &v : added)
+  {
+    out.push_back(v.is_null ? 1 : 0);
+    if (v.is_null)
+      continue;
+    uint32_t n= uint32_t(v.packed.size());
+    for (int b= 0; b < 4; b++)
+      out.push_back(char((n >> (8 * b)) & 0xff));
+    out+= v.packed;
+  }
+  return out;
+}
+
+void Riptide_codec::bind(TABLE *table, uint32_t key_format, const Riptide_row_layout &rows)
 {
   tbl= table;
   format= key_format;
+  layout= rows;
   TABLE_SHARE *s= table->s;
   const KEY *pk= s->primary_key == MAX_KEY ? nullptr : &table->key_info[s->primary_key];
   columns.resize(s->fields);
@@ -367,7 +448,7 @@ void Riptide_codec::bind(TABLE *table, uint32_t key_format)
 size_t Riptide_codec::packed_bound(const uchar *buf) const
 {
   TABLE_SHARE *s= tbl->s;
-  size_t bound= 1 + s->reclength + 2 * size_t(s->fields);
+  size_t bound= (layout.recorded ? COUNTED_HEADER : 1) + s->reclength + 2 * size_t(s->fields);
   my_ptrdiff_t diff= buf - tbl->record[0];
   for (uint i= 0; i < s->blob_fields; i++)
   {
@@ -384,7 +465,8 @@ size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
 }
 
 /* The row value of record `buf` (README.md, "row"): format 3, the NULL bytes and the
-   packed columns. */
+   packed columns; format 4 (the same behind the counts) once the table has a recorded
+   layout. */
 void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 {
   TABLE_SHARE *s= tbl->s;
@@ -393,7 +475,15 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
   out->resize(bound);
   uchar *start= reinterpret_cast<uchar *>(&(*out)[0]);
   uchar *to= start;
-  *to++= ROW_FORMAT_PACKED;
+  if (layout.recorded)
+  {
+    *to++= ROW_FORMAT_COUNTED;
+    int2store(to, uint16(s->fields));
+    int2store(to + 2, uint16(s->null_bytes));
+    to+= 4;
+  }
+  else
+    *to++= ROW_FORMAT_PACKED;
   memcpy(to, buf, s->null_bytes);
   to+= s->null_bytes;
   for (uint i= 0; i < s->fields; i++)
@@ -428,7 +518,7 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 bool Riptide_codec::unpack_row(const char *value, size_t len, const char *pk, size_t pk_len,
                                uchar *buf, std::string *blobs, std::string *error) const
 {
-  if (len && value[0] == ROW_FORMAT_PACKED)
+  if (len && (value[0] == ROW_FORMAT_PACKED || value[0] == ROW_FORMAT_COUNTED))
     return unpack_packed_row(value, len, pk, pk_len, buf, blobs, error);
   if (unpack_record_row(value, len, buf, blobs))
     return true;
@@ -479,22 +569,49 @@ bool Riptide_codec::unpack_record_row(const char *value, size_t len, uchar *buf,
   return pos == blobs->size();
 }
 
-/* Format 3: the NULL bytes, then the packed columns (those the primary key holds come from
-   `pk`). The columns not stored (NULL ones) keep the table's default bytes. */
+/* Formats 3 and 4: the NULL bytes, then the packed columns (those the primary key holds
+   come from `pk`). The columns not stored (NULL ones) keep the table's default bytes; the
+   columns added after the row was written (Riptide_row_layout) read the value recorded
+   when they were added. */
 bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char *pk,
                                       size_t pk_len, uchar *buf, std::string *blobs,
                                       std::string *error) const
 {
   TABLE_SHARE *s= tbl->s;
+  const uchar *v= reinterpret_cast<const uchar *>(value);
   auto malformed= [&](const std::string &what) {
     *error= "a row of table " + std::string(s->path.str) + " is malformed (" +
-            std::to_string(len) + " bytes, format 3): " + what;
+            std::to_string(len) + " bytes, format " + std::to_string(int(v[0])) + "): " + what;
     return false;
   };
-  if (len < 1 + size_t(s->null_bytes))
-    return malformed("shorter than its " + std::to_string(s->null_bytes) + " NULL bytes");
+  /* The columns and NULL bytes the row holds. */
+  size_t header= 1, columns_stored= s->fields, null_bytes= s->null_bytes;
+  if (value[0] == ROW_FORMAT_COUNTED)
+  {
+    if (len < COUNTED_HEADER)
+      return malformed("shorter than its header");
+    header= COUNTED_HEADER;
+    columns_stored= get_u16(v + 1);
+    null_bytes= get_u16(v + 3);
+  }
+  else if (layout.recorded)
+  {
+    columns_stored= layout.v3_columns;
+    null_bytes= layout.v3_null_bytes;
+  }
+  if (columns_stored > s->fields || null_bytes > s->null_bytes ||
+      (columns_stored < s->fields &&
+       (!layout.recorded || columns_stored < layout.v3_columns)))
+    return malformed(std::to_string(columns_stored) + " columns and " +
+                     std::to_string(null_bytes) + " NULL bytes do not fit the table's " +
+                     std::to_string(s->fields) + " columns and " +
+                     std::to_string(s->null_bytes) + " NULL bytes" +
+                     (layout.recorded ? " and its row layout"
+                                      : " (no instant column change is recorded)"));
+  if (len < header + null_bytes)
+    return malformed("shorter than its " + std::to_string(null_bytes) + " NULL bytes");
   memcpy(buf, s->default_values, s->reclength);
-  memcpy(buf, value + 1, s->null_bytes);
+  memcpy(buf, v + header, null_bytes);
   if (s->primary_key != MAX_KEY)
   {
     const uchar *k= reinterpret_cast<const uchar *>(pk);
@@ -503,8 +620,8 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
   }
   /* A blob's record points at its body: keep the bodies in `blobs`, which outlives the
      engine's value. */
-  const uchar *p= reinterpret_cast<const uchar *>(value) + 1 + s->null_bytes;
-  const uchar *end= reinterpret_cast<const uchar *>(value) + len;
+  const uchar *p= v + header + null_bytes;
+  const uchar *end= v + len;
   if (s->blob_fields)
   {
     blobs->assign(reinterpret_cast<const char *>(p), size_t(end - p));
@@ -512,7 +629,7 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
     end= p + blobs->size();
   }
   my_ptrdiff_t diff= buf - tbl->record[0];
-  for (uint i= 0; i < s->fields; i++)
+  for (uint i= 0; i < columns_stored; i++)
   {
     Field *f= tbl->field[i];
     if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
@@ -538,5 +655,25 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
   }
   if (p != end)
     return malformed(std::to_string(end - p) + " bytes after the last column");
+  /* Columns added after the row was written: the value recorded with the change. Their NULL
+     bits may share a byte the row held (with the bits unused then), so each is set. */
+  for (uint i= uint(columns_stored); i < s->fields; i++)
+  {
+    Field *f= tbl->field[i];
+    const Riptide_row_layout::Added_value &a= layout.added[i - layout.v3_columns];
+    if (a.is_null)
+    {
+      f->set_null(diff);
+      continue;
+    }
+    f->set_notnull(diff);
+    const uchar *from= reinterpret_cast<const uchar *>(a.packed.data());
+    f->move_field_offset(diff);
+    const uchar *next= f->unpack(f->ptr, from, from + a.packed.size(), 0);
+    f->move_field_offset(-diff);
+    if (next != from + a.packed.size())
+      return malformed("the value recorded for added column " +
+                       std::string(f->field_name.str) + " does not unpack");
+  }
   return true;
 }

@@ -10,7 +10,10 @@
     prefix key part  -> the first N characters' collation weights, padded to the prefix's
                         fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
     NO PAD string    -> (key format 2) the weights zero-padded, + their length as u16 BE
-    row              -> (format 3, written since 2026-11-28) 0x03 + the record's NULL
+    row              -> (format 4, a table changed by an instant ALTER: see
+                        Riptide_row_layout) 0x04 + u16 LE column count + u16 LE NULL-byte
+                        count, then as format 3 for those columns and NULL bytes
+                        (format 3, written since 2026-11-28) 0x03 + the record's NULL
                         bytes (null_bytes) + per column in field order, unless it is NULL
                         or a primary key part decodable from the key (decode_tuple):
                         Field::pack (VARCHAR: its length + its bytes; CHAR in a multi-byte
@@ -38,9 +41,56 @@
    TABLE ... FORCE rebuilds it in the current one.
    0, 1: the original encoding;
    2: a VARCHAR/TEXT/BLOB part in a NO PAD collation also stores the length of its
-      collation weights (is_nopad_string_part). */
+      collation weights (is_nopad_string_part);
+   3: keys as format 2; the table was created after row formats 1 and 2 stopped being
+      written, so it holds rows of format 3 and 4 only, which an instant column change can
+      leave in place (a format 1 or 2 row is the old record buffer, which no new definition
+      reads). */
 constexpr uint32_t KEY_FORMAT_NOPAD_LENGTH= 2;
-constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_NOPAD_LENGTH;
+constexpr uint32_t KEY_FORMAT_PACKED_ROWS= 3;
+constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_PACKED_ROWS;
+
+/* The row layouts a table has had since its first instant column change (ALTER TABLE ...
+   ADD COLUMN at the end, ALGORITHM=INSTANT): the rows written before it are left as they
+   are, so a row may hold fewer columns than the table has. Kept in the data dictionary with
+   the table (riptide_htable_caller_data, riptide_hbuild_set_caller_data), as
+
+     u8  version (1)
+     u16 LE columns of the rows written in format 3 (every row written before the first
+            instant change)
+     u16 LE NULL bytes of those rows
+     u16 LE n: columns added since, in field order; per column, the value every row
+            written before the column existed has: u8 1 = NULL, or u8 0 + u32 LE length
+            + the bytes Field::pack made of it
+
+   Every instant change keeps the NULL bits (and BIT columns' odd bits) of the existing
+   columns where they were, so a row's NULL bytes are a prefix of the table's. A table
+   with a recorded layout writes format 4 rows, which say how many columns they hold; a
+   table without one writes format 3, holding every column. */
+class Riptide_row_layout
+{
+public:
+  /* The value rows written before an added column existed read for it. */
+  struct Added_value
+  {
+    bool is_null= true;
+    std::string packed;
+  };
+
+  /* Whether the table has had an instant column change (a layout is recorded). */
+  bool recorded= false;
+  /* The columns and NULL bytes of format 3 rows. */
+  uint32_t v3_columns= 0, v3_null_bytes= 0;
+  /* Per column from v3_columns on, the value older rows read. */
+  std::vector<Added_value> added;
+
+  /* Reads the dictionary's bytes (none: no layout); false, with `*error`, if malformed. */
+  bool parse(const uint8_t *data, size_t len, std::string *error);
+  /* The dictionary's bytes of a recorded layout. */
+  std::string serialize() const;
+  /* The columns the table has under this layout. */
+  size_t columns() const { return v3_columns + added.size(); }
+};
 
 /* The codec of one open table (its TABLE and the key format it was created with). */
 class Riptide_codec
@@ -57,8 +107,12 @@ public:
     FIELD_PACK
   };
 
-  /* Binds the codec to `table`, whose keys are in `key_format`. */
-  void bind(TABLE *table, uint32_t key_format);
+  /* Binds the codec to `table`, whose keys are in `key_format` and whose rows follow
+     `layout` (the share's: see Riptide_row_layout). */
+  void bind(TABLE *table, uint32_t key_format, const Riptide_row_layout &layout);
+
+  /* How a row value holds column `field_index` (decided at bind()). */
+  Column_packing packing(uint field_index) const { return columns[field_index]; }
 
   /* The key tuple of index `keynr` (MariaDB key number) of `record` (record[0] or another
      buffer of the table); `*has_null` tells whether a part is NULL. */
@@ -94,7 +148,7 @@ public:
      within 2 bytes per column of the exact size. */
   size_t entry_size(const uchar *buf, size_t key_len) const;
 
-  /* The row value of record `buf` (format 3). */
+  /* The row value of record `buf` (format 3, or 4 with a recorded layout). */
   void pack_row(const uchar *buf, std::string *out) const;
 
   /* Unpacks a row value (any format) stored under primary key bytes `pk` (`pk_len` bytes;
@@ -119,4 +173,7 @@ private:
   std::vector<Column_packing> columns;
   /* encode_key_image's scratch record. */
   std::vector<uchar> scratch;
+  /* The table's row layouts (Riptide_row_layout); the added columns' values stay here, where
+     blob fields may point. */
+  Riptide_row_layout layout;
 };
