@@ -48,16 +48,19 @@ constexpr alter_table_operations FRM_ONLY= ALTER_RENAME | ALTER_INDEX_ORDER |
                                            ALTER_CHANGE_INDEX_COMMENT |
                                            ALTER_INDEX_IGNORABILITY;
 
-/* Column changes no row needs rewriting for: an added column at the end (the rows written
-   before it read the value it had when added: Riptide_row_layout), a new DEFAULT (rows hold
-   their values) or name (rows hold columns by position). */
+/* Column changes no row needs rewriting for: an added column anywhere (the rows written
+   before it read the value it had when added), a dropped one (old rows keep its bytes, read
+   past), a new order (rows hold columns in the order they were created: Riptide_row_layout),
+   a new DEFAULT (rows hold their values) or name. */
 constexpr alter_table_operations INSTANT_COLUMN_CHANGES=
-    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN | ALTER_COLUMN_DEFAULT |
-    ALTER_COLUMN_NAME;
+    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN | ALTER_DROP_STORED_COLUMN |
+    ALTER_DROP_VIRTUAL_COLUMN | ALTER_STORED_COLUMN_ORDER | ALTER_VIRTUAL_COLUMN_ORDER |
+    ALTER_COLUMN_DEFAULT | ALTER_COLUMN_NAME;
 
-/* The column additions among them, which record a row layout. */
-constexpr alter_table_operations COLUMN_ADDITIONS=
-    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN;
+/* The changes among them that record a row layout. */
+constexpr alter_table_operations LAYOUT_CHANGES=
+    ALTER_ADD_STORED_BASE_COLUMN | ALTER_ADD_VIRTUAL_COLUMN | ALTER_DROP_STORED_COLUMN |
+    ALTER_DROP_VIRTUAL_COLUMN | ALTER_STORED_COLUMN_ORDER | ALTER_VIRTUAL_COLUMN_ORDER;
 
 /* Rows between two looks at KILL and progress reports. */
 constexpr ha_rows BUILD_CHECK_EVERY= 4096;
@@ -70,8 +73,8 @@ public:
   riptide_hbuild_t *build= nullptr;
   /* The new table's key numbers of the added indexes, in build order. */
   std::vector<uint> added;
-  /* The row layout the commit records (Riptide_row_layout::serialize), after an added
-     column; empty: the table's stays. */
+  /* The row layout the commit records (Riptide_row_layout::serialize) after a column is
+     added, dropped or moved; empty: the table's stays. */
   std::string layout;
 
   ~Riptide_inplace_ctx() override { abort(); }
@@ -129,55 +132,99 @@ my_ptrdiff_t null_offset(const TABLE *t, const Field *f)
   return f->null_ptr ? f->null_ptr - t->record[0] : -1;
 }
 
-/* Why the column changes of `ha_alter_info` (INSTANT_COLUMN_CHANGES and FRM_ONLY alone)
-   cannot be instant on `table` (key format `key_format`), or NULL if they can. The rows
-   stay as they are, so every existing column must keep its definition, its NULL bit and
-   its packing, and each added column one value every old row can read. */
-const char *instant_column_obstacle(TABLE *table, TABLE *altered_table,
-                                    Alter_inplace_info *ha_alter_info, uint32_t key_format)
+/* Per field of `altered_table`, the index of the field of `table` it is (the server's
+   column list names it), or -1 for an added one; empty if the list does not match the new
+   table. */
+std::vector<int> old_fields_of(const TABLE *table, const TABLE *altered_table,
+                               Alter_inplace_info *ha_alter_info)
 {
-  if (!(ha_alter_info->handler_flags & COLUMN_ADDITIONS))
+  std::vector<int> old;
+  List_iterator_fast<Create_field> it(ha_alter_info->alter_info->create_list);
+  while (const Create_field *cf= it++)
   {
-    if (altered_table->s->fields != table->s->fields)
-      return "the column list changes";
+    uint j= uint(old.size());
+    if (j >= altered_table->s->fields ||
+        my_strcasecmp(system_charset_info, cf->field_name.str,
+                      altered_table->field[j]->field_name.str))
+      return {};
+    int i= -1;
+    if (cf->field)
+    {
+      for (uint k= 0; k < table->s->fields; k++)
+        if (table->field[k] == cf->field)
+          i= int(k);
+      if (i < 0)
+        return {};
+    }
+    old.push_back(i);
   }
-  else if (key_format < KEY_FORMAT_PACKED_ROWS)
+  if (old.size() != altered_table->s->fields)
+    return {};
+  return old;
+}
+
+/* Why the column changes of `ha_alter_info` (INSTANT_COLUMN_CHANGES and FRM_ONLY alone)
+   cannot be instant on `table` (key format `key_format`, `has_layout`: a row layout is
+   recorded), or NULL if they can. The rows stay as they are, so every kept column keeps its
+   definition and packing (and, while no layout is recorded, its NULL bit: format 3 rows
+   hold the record's NULL bytes), and each added column has one value every old row can
+   read. */
+const char *instant_column_obstacle(TABLE *table, TABLE *altered_table,
+                                    Alter_inplace_info *ha_alter_info, uint32_t key_format,
+                                    bool has_layout)
+{
+  bool relayout= ha_alter_info->handler_flags & LAYOUT_CHANGES;
+  if (relayout && key_format < KEY_FORMAT_PACKED_ROWS)
     return "the table was created before instant column changes and may hold rows in an "
            "older format; ALTER TABLE ... FORCE rebuilds it once";
   if (ha_alter_info->error_if_not_empty)
     return "the added column has no valid value for the existing rows";
   if (table->versioned() || altered_table->versioned())
     return "a system-versioned table needs the copy";
-  if (altered_table->s->fields < table->s->fields || altered_table->s->fields > 0xffff ||
-      altered_table->s->null_bytes < table->s->null_bytes)
-    return "the column list changes";
+  std::vector<int> old= old_fields_of(table, altered_table, ha_alter_info);
+  if (old.empty())
+    return "the new column list cannot be matched with the old one";
   Riptide_codec before, after;
   Riptide_row_layout none;
   before.bind(table, key_format, none);
   after.bind(altered_table, key_format, none);
-  for (uint i= 0; i < table->s->fields; i++)
+  std::vector<bool> kept(table->s->fields, false);
+  for (uint j= 0; j < altered_table->s->fields; j++)
   {
-    const Field *o= table->field[i], *n= altered_table->field[i];
+    const Field *n= altered_table->field[j];
+    if (old[j] < 0)
+    {
+      if (n->flags & AUTO_INCREMENT_FLAG)
+        return "an added AUTO_INCREMENT column gives each row its own value";
+      if (n->stored_in_db() && (n->vcol_info || non_constant_default(n)))
+        return "the added column's value differs between rows";
+      continue;
+    }
+    const Field *o= table->field[old[j]];
+    kept[old[j]]= true;
     if (!o->eq_def(n) || o->stored_in_db() != n->stored_in_db() ||
-        null_offset(table, o) != null_offset(altered_table, n) || o->null_bit != n->null_bit ||
-        before.packing(i) != after.packing(i))
-      return "an existing column changes its definition or place";
+        before.packing(old[j]) != after.packing(j))
+      return "an existing column changes its definition";
+    if (relayout || has_layout)
+      continue;
+    /* Format 3 rows stay the table's only rows: the record must not move. */
+    if (uint(old[j]) != j || null_offset(table, o) != null_offset(altered_table, n) ||
+        o->null_bit != n->null_bit)
+      return "an existing column changes its place";
     if (o->type() == MYSQL_TYPE_BIT)
     {
       auto *ob= static_cast<const Field_bit *>(o), *nb= static_cast<const Field_bit *>(n);
       if (ob->bit_len != nb->bit_len || ob->bit_ofs != nb->bit_ofs ||
-          (ob->bit_len && ob->bit_ptr - table->record[0] != nb->bit_ptr - altered_table->record[0]))
+          (ob->bit_len &&
+           ob->bit_ptr - table->record[0] != nb->bit_ptr - altered_table->record[0]))
         return "an existing BIT column changes its place";
     }
   }
-  for (uint i= table->s->fields; i < altered_table->s->fields; i++)
-  {
-    const Field *f= altered_table->field[i];
-    if (f->flags & AUTO_INCREMENT_FLAG)
-      return "an added AUTO_INCREMENT column gives each row its own value";
-    if (f->stored_in_db() && (f->vcol_info || non_constant_default(f)))
-      return "the added column's value differs between rows";
-  }
+  if (!relayout && altered_table->s->fields != table->s->fields)
+    return "the column list changes";
+  for (uint i= 0; i < table->s->fields; i++)
+    if (!kept[i] && before.packing(i) == Riptide_codec::Column_packing::FROM_KEY)
+      return "a dropped column is part of the primary key";
   return nullptr;
 }
 
@@ -233,8 +280,8 @@ ha_riptide::check_if_supported_inplace_alter(TABLE *altered_table,
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
   if (columns)
   {
-    if (const char *why=
-            instant_column_obstacle(table, altered_table, ha_alter_info, share->key_format))
+    if (const char *why= instant_column_obstacle(table, altered_table, ha_alter_info,
+                                                 share->key_format, share->layout.recorded))
     {
       ha_alter_info->unsupported_reason= why;
       return HA_ALTER_INPLACE_NOT_SUPPORTED;
@@ -268,27 +315,51 @@ bool ha_riptide::prepare_inplace_alter_table(TABLE *altered_table,
   alt.bind(altered_table, share->key_format, share->layout);
   auto *ctx= new Riptide_inplace_ctx;
   ha_alter_info->handler_ctx= ctx;
-  if (ha_alter_info->handler_flags & COLUMN_ADDITIONS)
+  if (ha_alter_info->handler_flags & LAYOUT_CHANGES)
   {
-    Riptide_row_layout next= share->layout;
-    if (!next.recorded)
+    /* The physical columns stay; a dropped one keeps its place, with how to step over
+       its bytes; an added one goes last, with the value old rows read. */
+    Riptide_row_layout next= share->layout.recorded ? share->layout
+                                                    : Riptide_row_layout::of_format3(table);
+    std::vector<int> old= old_fields_of(table, altered_table, ha_alter_info);
+    if (old.empty())
     {
-      next.recorded= true;
-      next.v3_columns= table->s->fields;
-      next.v3_null_bytes= table->s->null_bytes;
-    }
-    if (next.columns() != table->s->fields)
-    {
-      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: instant ALTER TABLE of %s: the recorded row "
-                      "layout has %zu columns, the table %u", MYF(0), table->s->table_name.str,
-                      next.columns(), table->s->fields);
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: instant ALTER TABLE of %s: the new column "
+                      "list cannot be matched with the old one", MYF(0),
+                      table->s->table_name.str);
       return true;
     }
-    for (uint i= table->s->fields; i < altered_table->s->fields; i++)
+    for (Riptide_row_layout::Column &c : next.columns)
     {
-      next.added.emplace_back();
-      if (!added_column_value(altered_table, i, &next.added.back()))
+      if (c.field == Riptide_row_layout::DROPPED)
+        continue;
+      auto at= std::find(old.begin(), old.end(), int(c.field));
+      if (at == old.end())
+      {
+        c.skip= codec.skip_of(c.field);
+        c.field= Riptide_row_layout::DROPPED;
+      }
+      else
+        c.field= uint32_t(at - old.begin());
+    }
+    for (uint j= 0; j < altered_table->s->fields; j++)
+    {
+      if (old[j] >= 0)
+        continue;
+      Riptide_row_layout::Column c;
+      c.field= j;
+      c.added= true;
+      if (!added_column_value(altered_table, j, &c.value))
         return true;
+      next.columns.push_back(std::move(c));
+    }
+    if (next.columns.size() >= Riptide_row_layout::DROPPED ||
+        !next.fits(altered_table->s->fields))
+    {
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: instant ALTER TABLE of %s: the row layout "
+                      "would hold %zu columns for %u", MYF(0), table->s->table_name.str,
+                      next.columns.size(), altered_table->s->fields);
+      return true;
     }
     ctx->layout= next.serialize();
   }

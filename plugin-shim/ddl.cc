@@ -71,11 +71,12 @@ Riptide_share *ha_riptide::get_share(const char *name, int *error)
         sql_print_error("RIPTIDE: %s", last_error.c_str());
         *error= HA_ERR_RIPTIDE;
       }
-      else if (s->layout.recorded && s->layout.columns() != table_share->fields)
+      else if (s->layout.recorded && !s->layout.fits(table_share->fields))
       {
-        last_error= std::string("the row layout of ") + name + " in the data dictionary has " +
-                    std::to_string(s->layout.columns()) + " columns, the table definition " +
-                    std::to_string(table_share->fields);
+        last_error= std::string("the row layout of ") + name + " in the data dictionary (" +
+                    std::to_string(s->layout.columns.size()) +
+                    " columns) does not fit the table definition's " +
+                    std::to_string(table_share->fields) + " columns";
         sql_print_error("RIPTIDE: %s", last_error.c_str());
         *error= HA_ERR_RIPTIDE;
       }

@@ -16,17 +16,22 @@ namespace {
 constexpr char ROW_FORMAT_V1= 1;
 constexpr char ROW_FORMAT_V2= 2;
 constexpr char ROW_FORMAT_PACKED= 3;
-/* PACKED with its column and NULL-byte counts in front (a table with a recorded
-   Riptide_row_layout). */
-constexpr char ROW_FORMAT_COUNTED= 4;
-constexpr size_t COUNTED_HEADER= 1 + 2 + 2;
+/* The physical columns of a table with a recorded Riptide_row_layout, each with a NULL
+   bit. */
+constexpr char ROW_FORMAT_LAYOUT= 5;
 /* The version of Riptide_row_layout's bytes. */
-constexpr uint8_t ROW_LAYOUT_VERSION= 1;
+constexpr uint8_t ROW_LAYOUT_VERSION= 2;
 
 void put_u16(std::string *out, uint32_t v)
 {
   out->push_back(char(v & 0xff));
   out->push_back(char((v >> 8) & 0xff));
+}
+
+void put_u32(std::string *out, uint32_t v)
+{
+  for (int b= 0; b < 4; b++)
+    out->push_back(char((v >> (8 * b)) & 0xff));
 }
 
 uint32_t get_u16(const uchar *p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8; }
@@ -374,39 +379,65 @@ bool Riptide_row_layout::parse(const uint8_t *data, size_t len, std::string *err
   *this= Riptide_row_layout();
   if (!len)
     return true;
-  auto bad= [&](const char *what) {
-    *error= std::string("its row layout in the data dictionary (") + std::to_string(len) +
+  auto bad= [&](const std::string &what) {
+    *error= "its row layout in the data dictionary (" + std::to_string(len) +
             " bytes) is malformed: " + what;
     return false;
   };
   if (data[0] != ROW_LAYOUT_VERSION)
-    return bad("unknown version");
+    return bad("version " + std::to_string(int(data[0])) + ", this build reads version " +
+               std::to_string(int(ROW_LAYOUT_VERSION)));
   if (len < 7)
     return bad("truncated header");
   v3_columns= get_u16(data + 1);
   v3_null_bytes= get_u16(data + 3);
   size_t n= get_u16(data + 5), at= 7;
+  if (n < v3_columns)
+    return bad("fewer columns than format 3 rows hold");
   for (size_t i= 0; i < n; i++)
   {
-    Added_value v;
-    if (at >= len)
-      return bad("truncated added column");
-    v.is_null= data[at++] != 0;
-    if (!v.is_null)
+    Column c;
+    if (len - at < 6)
+      return bad("truncated column " + std::to_string(i));
+    c.field= get_u16(data + at);
+    c.legacy_null_offset= get_u16(data + at + 2);
+    c.legacy_null_bit= data[at + 4];
+    uint8_t flags= data[at + 5];
+    at+= 6;
+    if (c.legacy_null_bit && (i >= v3_columns || c.legacy_null_offset >= v3_null_bytes))
+      return bad("column " + std::to_string(i) + " has a NULL bit outside format 3 rows");
+    if (c.field == DROPPED)
     {
       if (len - at < 4)
-        return bad("truncated value length");
-      size_t vlen= get_u32(data + at);
+        return bad("truncated size of dropped column " + std::to_string(i));
+      c.skip.prefixed= flags & 1;
+      c.skip.size= get_u32(data + at);
       at+= 4;
-      if (len - at < vlen)
-        return bad("truncated value");
-      v.packed.assign(reinterpret_cast<const char *>(data + at), vlen);
-      at+= vlen;
+      if (c.skip.prefixed && (c.skip.size < 1 || c.skip.size > 4))
+        return bad("dropped column " + std::to_string(i) + " has a bad length prefix");
     }
-    added.push_back(std::move(v));
+    c.added= flags & 2;
+    if (c.added != (i >= v3_columns))
+      return bad("column " + std::to_string(i) + " is marked added wrongly");
+    if (c.added)
+    {
+      c.value.is_null= flags & 4;
+      if (!c.value.is_null)
+      {
+        if (len - at < 4)
+          return bad("truncated value length of column " + std::to_string(i));
+        size_t vlen= get_u32(data + at);
+        at+= 4;
+        if (len - at < vlen)
+          return bad("truncated value of column " + std::to_string(i));
+        c.value.packed.assign(reinterpret_cast<const char *>(data + at), vlen);
+        at+= vlen;
+      }
+    }
+    columns.push_back(std::move(c));
   }
   if (at != len)
-    return bad("bytes after the last added column");
+    return bad("bytes after the last column");
   recorded= true;
   return true;
 }
@@ -416,18 +447,96 @@ std::string Riptide_row_layout::serialize() const
   std::string out(1, char(ROW_LAYOUT_VERSION));
   put_u16(&out, v3_columns);
   put_u16(&out, v3_null_bytes);
-  put_u16(&out, uint32_t(added.size()));
-  for (const Added_value &v : added)
+  put_u16(&out, uint32_t(columns.size()));
+  for (const Column &c : columns)
   {
-    out.push_back(v.is_null ? 1 : 0);
-    if (v.is_null)
-      continue;
-    uint32_t n= uint32_t(v.packed.size());
-    for (int b= 0; b < 4; b++)
-      out.push_back(char((n >> (8 * b)) & 0xff));
-    out+= v.packed;
+    put_u16(&out, c.field);
+    put_u16(&out, c.legacy_null_offset);
+    out.push_back(char(c.legacy_null_bit));
+    uint8_t flags= (c.field == DROPPED && c.skip.prefixed ? 1 : 0) | (c.added ? 2 : 0) |
+                   (c.added && c.value.is_null ? 4 : 0);
+    out.push_back(char(flags));
+    if (c.field == DROPPED)
+      put_u32(&out, c.skip.size);
+    if (c.added && !c.value.is_null)
+    {
+      put_u32(&out, uint32_t(c.value.packed.size()));
+      out+= c.value.packed;
+    }
   }
   return out;
+}
+
+bool Riptide_row_layout::fits(uint fields) const
+{
+  std::vector<bool> seen(fields, false);
+  size_t live= 0;
+  for (const Column &c : columns)
+  {
+    if (c.field == DROPPED)
+      continue;
+    if (c.field >= fields || seen[c.field])
+      return false;
+    seen[c.field]= true;
+    live++;
+  }
+  return live == fields;
+}
+
+Riptide_row_layout Riptide_row_layout::of_format3(const TABLE *table)
+{
+  Riptide_row_layout l;
+  l.recorded= true;
+  l.v3_columns= table->s->fields;
+  l.v3_null_bytes= table->s->null_bytes;
+  for (uint i= 0; i < table->s->fields; i++)
+  {
+    const Field *f= table->field[i];
+    Column c;
+    c.field= i;
+    if (f->null_ptr)
+    {
+      c.legacy_null_offset= uint32_t(f->null_ptr - table->record[0]);
+      c.legacy_null_bit= f->null_bit;
+    }
+    l.columns.push_back(c);
+  }
+  return l;
+}
+
+Riptide_row_layout::Skip Riptide_codec::skip_of(uint field_index) const
+{
+  const Field *f= tbl->field[field_index];
+  Riptide_row_layout::Skip skip;
+  switch (columns[field_index])
+  {
+  case Column_packing::FROM_KEY:
+    break;
+  case Column_packing::EMPTY_BLOB:
+    skip= {true, static_cast<const Field_blob *>(f)->pack_length_no_ptr()};
+    break;
+  case Column_packing::RECORD_BYTES:
+    skip= {false, f->pack_length()};
+    break;
+  case Column_packing::FIELD_PACK:
+    /* What Field::pack writes (field.cc): a length and the bytes for the string types, the
+       odd bits' byte and the bytes for BIT, the record bytes for the others. */
+    if (f->flags & BLOB_FLAG)
+      skip= {true, static_cast<const Field_blob *>(f)->pack_length_no_ptr()};
+    else if (f->real_type() == MYSQL_TYPE_VARCHAR)
+      skip= {true, static_cast<const Field_varstring *>(f)->length_bytes};
+    else if (f->real_type() == MYSQL_TYPE_STRING)
+      skip= {true, f->field_length > 255 ? 2u : 1u};
+    else if (f->type() == MYSQL_TYPE_BIT)
+    {
+      auto *b= static_cast<const Field_bit *>(f);
+      skip= {false, (b->bit_len > 0 ? 1u : 0u) + b->bytes_in_rec};
+    }
+    else
+      skip= {false, f->pack_length()};
+    break;
+  }
+  return skip;
 }
 
 void Riptide_codec::bind(TABLE *table, uint32_t key_format, const Riptide_row_layout &rows)
@@ -448,7 +557,10 @@ void Riptide_codec::bind(TABLE *table, uint32_t key_format, const Riptide_row_la
 size_t Riptide_codec::packed_bound(const uchar *buf) const
 {
   TABLE_SHARE *s= tbl->s;
-  size_t bound= (layout.recorded ? COUNTED_HEADER : 1) + s->reclength + 2 * size_t(s->fields);
+  /* Format 5 has 3 header bytes and a NULL bit per physical column instead of the NULL
+     bytes. */
+  size_t bound= 1 + s->reclength + 2 * size_t(s->fields) +
+                (layout.recorded ? 2 + (layout.columns.size() + 7) / 8 : 0);
   my_ptrdiff_t diff= buf - tbl->record[0];
   for (uint i= 0; i < s->blob_fields; i++)
   {
@@ -465,25 +577,21 @@ size_t Riptide_codec::entry_size(const uchar *buf, size_t key_len) const
 }
 
 /* The row value of record `buf` (README.md, "row"): format 3, the NULL bytes and the
-   packed columns; format 4 (the same behind the counts) once the table has a recorded
-   layout. */
+   packed columns; format 5 once the table has a recorded layout (pack_layout_row). */
 void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 {
+  if (layout.recorded)
+  {
+    pack_layout_row(buf, out);
+    return;
+  }
   TABLE_SHARE *s= tbl->s;
   my_ptrdiff_t diff= buf - tbl->record[0];
   size_t bound= packed_bound(buf);
   out->resize(bound);
   uchar *start= reinterpret_cast<uchar *>(&(*out)[0]);
   uchar *to= start;
-  if (layout.recorded)
-  {
-    *to++= ROW_FORMAT_COUNTED;
-    int2store(to, uint16(s->fields));
-    int2store(to + 2, uint16(s->null_bytes));
-    to+= 4;
-  }
-  else
-    *to++= ROW_FORMAT_PACKED;
+  *to++= ROW_FORMAT_PACKED;
   memcpy(to, buf, s->null_bytes);
   to+= s->null_bytes;
   for (uint i= 0; i < s->fields; i++)
@@ -491,23 +599,7 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
     Field *f= tbl->field[i];
     if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
       continue;
-    switch (columns[i])
-    {
-    case Column_packing::EMPTY_BLOB:
-    {
-      /* A VIRTUAL BLOB: an empty body (its value is computed on read). */
-      uint packlength= static_cast<Field_blob *>(f)->pack_length_no_ptr();
-      memset(to, 0, packlength);
-      to+= packlength;
-      break;
-    }
-    case Column_packing::RECORD_BYTES:
-      memcpy(to, f->ptr + diff, f->pack_length());
-      to+= f->pack_length();
-      break;
-    default:
-      to= f->pack(to, f->ptr + diff);
-    }
+    to= pack_column(f, columns[i], to, diff);
   }
   DBUG_ASSERT(size_t(to - start) <= bound);
   out->resize(size_t(to - start));
@@ -518,7 +610,9 @@ void Riptide_codec::pack_row(const uchar *buf, std::string *out) const
 bool Riptide_codec::unpack_row(const char *value, size_t len, const char *pk, size_t pk_len,
                                uchar *buf, std::string *blobs, std::string *error) const
 {
-  if (len && (value[0] == ROW_FORMAT_PACKED || value[0] == ROW_FORMAT_COUNTED))
+  if (len && (layout.recorded || value[0] == ROW_FORMAT_LAYOUT))
+    return unpack_layout_row(value, len, pk, pk_len, buf, blobs, error);
+  if (len && value[0] == ROW_FORMAT_PACKED)
     return unpack_packed_row(value, len, pk, pk_len, buf, blobs, error);
   if (unpack_record_row(value, len, buf, blobs))
     return true;
@@ -569,11 +663,143 @@ bool Riptide_codec::unpack_record_row(const char *value, size_t len, uchar *buf,
   return pos == blobs->size();
 }
 
-/* Formats 3 and 4: the NULL bytes, then the packed columns (those the primary key holds
-   come from `pk`). The columns not stored (NULL ones) keep the table's default bytes; the
-   columns added after the row was written (Riptide_row_layout) read the value recorded
-   when they were added. */
+/* Format 3 in a table without a recorded layout: the NULL bytes, then the packed columns
+   (those the primary key holds come from `pk`). The columns not stored (NULL ones) keep the
+   table's default bytes. */
 bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char *pk,
+                                      size_t pk_len, uchar *buf, std::string *blobs,
+                                      std::string *error) const
+{
+  TABLE_SHARE *s= tbl->s;
+  auto malformed= [&](const std::string &what) {
+    *error= "a row of table " + std::string(s->path.str) + " is malformed (" +
+            std::to_string(len) + " bytes, format 3): " + what;
+    return false;
+  };
+  if (len < 1 + size_t(s->null_bytes))
+    return malformed("shorter than its " + std::to_string(s->null_bytes) + " NULL bytes");
+  memcpy(buf, s->default_values, s->reclength);
+  memcpy(buf, value + 1, s->null_bytes);
+  if (s->primary_key != MAX_KEY)
+  {
+    const uchar *k= reinterpret_cast<const uchar *>(pk);
+    if (!decode_tuple(&tbl->key_info[s->primary_key], k, k + pk_len, buf))
+      return malformed("its primary key of " + std::to_string(pk_len) + " bytes is too short");
+  }
+  /* A blob's record points at its body: keep the bodies in `blobs`, which outlives the
+     engine's value. */
+  const uchar *p= reinterpret_cast<const uchar *>(value) + 1 + s->null_bytes;
+  const uchar *end= reinterpret_cast<const uchar *>(value) + len;
+  if (s->blob_fields)
+  {
+    blobs->assign(reinterpret_cast<const char *>(p), size_t(end - p));
+    p= reinterpret_cast<const uchar *>(blobs->data());
+    end= p + blobs->size();
+  }
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  for (uint i= 0; i < s->fields; i++)
+  {
+    Field *f= tbl->field[i];
+    if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
+      continue;
+    const uchar *next= unpack_column(f, columns[i], p, end, diff);
+    if (!next)
+      return malformed("column " + std::string(f->field_name.str) + " does not fit in the " +
+                       std::to_string(end - p) + " bytes left");
+    p= next;
+  }
+  if (p != end)
+    return malformed(std::to_string(end - p) + " bytes after the last column");
+  return true;
+}
+
+/* One column's bytes at [p, end) into record `buf` (`diff` from record[0]), as `packing`
+   holds them; the end of its bytes, or NULL if they do not fit. */
+const uchar *Riptide_codec::unpack_column(Field *f, Column_packing packing, const uchar *p,
+                                         const uchar *end, my_ptrdiff_t diff)
+{
+  if (packing == Column_packing::RECORD_BYTES)
+  {
+    if (size_t(end - p) < f->pack_length())
+      return nullptr;
+    memcpy(f->ptr + diff, p, f->pack_length());
+    return p + f->pack_length();
+  }
+  /* Field_blob::unpack sets the pointer of the field's own record: move it to `buf`. */
+  f->move_field_offset(diff);
+  const uchar *next= f->unpack(f->ptr, p, end, 0);
+  f->move_field_offset(-diff);
+  return next;
+}
+
+/* One column of record `buf` (`diff` from record[0]), not NULL, at `to` as `packing` holds
+   it; returns the end of its bytes. */
+uchar *Riptide_codec::pack_column(Field *f, Column_packing packing, uchar *to,
+                                  my_ptrdiff_t diff)
+{
+  switch (packing)
+  {
+  case Column_packing::EMPTY_BLOB:
+  {
+    /* A VIRTUAL BLOB: an empty body (its value is computed on read). */
+    uint packlength= static_cast<Field_blob *>(f)->pack_length_no_ptr();
+    memset(to, 0, packlength);
+    return to + packlength;
+  }
+  case Column_packing::RECORD_BYTES:
+    memcpy(to, f->ptr + diff, f->pack_length());
+    return to + f->pack_length();
+  default:
+    return f->pack(to, f->ptr + diff);
+  }
+}
+
+/* Format 5 with a NULL bit per physical column (bit set: NULL or dropped), then the bytes of
+   the others, in physical order. */
+void Riptide_codec::pack_layout_row(const uchar *buf, std::string *out) const
+{
+  my_ptrdiff_t diff= buf - tbl->record[0];
+  size_t m= layout.columns.size();
+  size_t bitmap= (m + 7) / 8;
+  size_t bound= packed_bound(buf);
+  out->resize(bound);
+  uchar *start= reinterpret_cast<uchar *>(&(*out)[0]);
+  uchar *to= start;
+  *to++= ROW_FORMAT_LAYOUT;
+  int2store(to, uint16(m));
+  to+= 2;
+  uchar *nulls= to;
+  memset(nulls, 0, bitmap);
+  to+= bitmap;
+  for (size_t q= 0; q < m; q++)
+  {
+    const Riptide_row_layout::Column &c= layout.columns[q];
+    if (c.field == Riptide_row_layout::DROPPED)
+    {
+      nulls[q / 8]|= uchar(1 << (q % 8));
+      continue;
+    }
+    Field *f= tbl->field[c.field];
+    Column_packing packing= columns[c.field];
+    if (packing == Column_packing::FROM_KEY)
+      continue;
+    if (f->is_null_in_record(buf))
+    {
+      nulls[q / 8]|= uchar(1 << (q % 8));
+      continue;
+    }
+    to= pack_column(f, packing, to, diff);
+  }
+  DBUG_ASSERT(size_t(to - start) <= bound);
+  out->resize(size_t(to - start));
+}
+
+/* Any row of a table with a recorded layout: format 3 (the rows written before the first
+   instant change: physical columns 0 .. v3_columns - 1, their NULL bits where the layout
+   says) or format 5. The physical columns a row does not hold (added after it was written)
+   read the value recorded when they were added; the dropped ones it holds are stepped
+   over. */
+bool Riptide_codec::unpack_layout_row(const char *value, size_t len, const char *pk,
                                       size_t pk_len, uchar *buf, std::string *blobs,
                                       std::string *error) const
 {
@@ -584,43 +810,41 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
             std::to_string(len) + " bytes, format " + std::to_string(int(v[0])) + "): " + what;
     return false;
   };
-  /* The columns and NULL bytes the row holds. */
-  size_t header= 1, columns_stored= s->fields, null_bytes= s->null_bytes;
-  if (value[0] == ROW_FORMAT_COUNTED)
+  if (!layout.recorded)
+    return malformed("the table has no recorded row layout");
+  /* The physical columns the row holds, and where its NULL bits are. */
+  size_t held= 0, header= 0;
+  const uchar *nulls= nullptr;
+  bool bitmap= v[0] == ROW_FORMAT_LAYOUT;
+  if (bitmap)
   {
-    if (len < COUNTED_HEADER)
+    if (len < 3)
       return malformed("shorter than its header");
-    header= COUNTED_HEADER;
-    columns_stored= get_u16(v + 1);
-    null_bytes= get_u16(v + 3);
+    held= get_u16(v + 1);
+    header= 3 + (held + 7) / 8;
+    nulls= v + 3;
   }
-  else if (layout.recorded)
+  else if (v[0] == ROW_FORMAT_PACKED)
   {
-    columns_stored= layout.v3_columns;
-    null_bytes= layout.v3_null_bytes;
+    held= layout.v3_columns;
+    header= 1 + layout.v3_null_bytes;
+    nulls= v + 1;
   }
-  if (columns_stored > s->fields || null_bytes > s->null_bytes ||
-      (columns_stored < s->fields &&
-       (!layout.recorded || columns_stored < layout.v3_columns)))
-    return malformed(std::to_string(columns_stored) + " columns and " +
-                     std::to_string(null_bytes) + " NULL bytes do not fit the table's " +
-                     std::to_string(s->fields) + " columns and " +
-                     std::to_string(s->null_bytes) + " NULL bytes" +
-                     (layout.recorded ? " and its row layout"
-                                      : " (no instant column change is recorded)"));
-  if (len < header + null_bytes)
-    return malformed("shorter than its " + std::to_string(null_bytes) + " NULL bytes");
+  else
+    return malformed("a table with a recorded row layout holds formats 3 and 5");
+  if (held > layout.columns.size())
+    return malformed(std::to_string(held) + " columns, the row layout has " +
+                     std::to_string(layout.columns.size()));
+  if (len < header)
+    return malformed("shorter than its NULL bits");
   memcpy(buf, s->default_values, s->reclength);
-  memcpy(buf, v + header, null_bytes);
   if (s->primary_key != MAX_KEY)
   {
     const uchar *k= reinterpret_cast<const uchar *>(pk);
     if (!decode_tuple(&tbl->key_info[s->primary_key], k, k + pk_len, buf))
       return malformed("its primary key of " + std::to_string(pk_len) + " bytes is too short");
   }
-  /* A blob's record points at its body: keep the bodies in `blobs`, which outlives the
-     engine's value. */
-  const uchar *p= v + header + null_bytes;
+  const uchar *p= v + header;
   const uchar *end= v + len;
   if (s->blob_fields)
   {
@@ -629,25 +853,42 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
     end= p + blobs->size();
   }
   my_ptrdiff_t diff= buf - tbl->record[0];
-  for (uint i= 0; i < columns_stored; i++)
+  for (size_t q= 0; q < held; q++)
   {
-    Field *f= tbl->field[i];
-    if (columns[i] == Column_packing::FROM_KEY || f->is_null_in_record(buf))
+    const Riptide_row_layout::Column &c= layout.columns[q];
+    bool is_null= bitmap ? (nulls[q / 8] >> (q % 8)) & 1
+                         : c.legacy_null_bit && (nulls[c.legacy_null_offset] & c.legacy_null_bit);
+    if (c.field == Riptide_row_layout::DROPPED)
+    {
+      if (is_null)
+        continue;
+      size_t n= c.skip.size;
+      if (c.skip.prefixed)
+      {
+        if (size_t(end - p) < c.skip.size)
+          return malformed("dropped column " + std::to_string(q) + " has no length");
+        n= 0;
+        for (uint32_t b= 0; b < c.skip.size; b++)
+          n|= size_t(p[b]) << (8 * b);
+        p+= c.skip.size;
+      }
+      if (size_t(end - p) < n)
+        return malformed("dropped column " + std::to_string(q) + " does not fit in the " +
+                         std::to_string(end - p) + " bytes left");
+      p+= n;
       continue;
-    const uchar *next;
-    if (columns[i] == Column_packing::RECORD_BYTES)
-    {
-      next= size_t(end - p) >= f->pack_length() ? p + f->pack_length() : nullptr;
-      if (next)
-        memcpy(f->ptr + diff, p, f->pack_length());
     }
-    else
+    Field *f= tbl->field[c.field];
+    Column_packing packing= columns[c.field];
+    if (packing == Column_packing::FROM_KEY)
+      continue;
+    if (is_null)
     {
-      /* Field_blob::unpack sets the pointer of the field's own record: move it to `buf`. */
-      f->move_field_offset(diff);
-      next= f->unpack(f->ptr, p, end, 0);
-      f->move_field_offset(-diff);
+      f->set_null(diff);
+      continue;
     }
+    f->set_notnull(diff);
+    const uchar *next= unpack_column(f, packing, p, end, diff);
     if (!next)
       return malformed("column " + std::string(f->field_name.str) + " does not fit in the " +
                        std::to_string(end - p) + " bytes left");
@@ -655,23 +896,27 @@ bool Riptide_codec::unpack_packed_row(const char *value, size_t len, const char 
   }
   if (p != end)
     return malformed(std::to_string(end - p) + " bytes after the last column");
-  /* Columns added after the row was written: the value recorded with the change. Their NULL
-     bits may share a byte the row held (with the bits unused then), so each is set. */
-  for (uint i= uint(columns_stored); i < s->fields; i++)
+  /* Columns added after the row was written: the value recorded with the change. */
+  for (size_t q= held; q < layout.columns.size(); q++)
   {
-    Field *f= tbl->field[i];
-    const Riptide_row_layout::Added_value &a= layout.added[i - layout.v3_columns];
-    if (a.is_null)
+    const Riptide_row_layout::Column &c= layout.columns[q];
+    if (c.field == Riptide_row_layout::DROPPED)
+      continue;
+    Field *f= tbl->field[c.field];
+    if (!c.added)
+      return malformed("column " + std::string(f->field_name.str) + " is missing");
+    if (c.value.is_null)
     {
       f->set_null(diff);
       continue;
     }
     f->set_notnull(diff);
-    const uchar *from= reinterpret_cast<const uchar *>(a.packed.data());
+    const uchar *from= reinterpret_cast<const uchar *>(c.value.packed.data());
+    const uchar *vend= from + c.value.packed.size();
     f->move_field_offset(diff);
-    const uchar *next= f->unpack(f->ptr, from, from + a.packed.size(), 0);
+    const uchar *next= f->unpack(f->ptr, from, vend, 0);
     f->move_field_offset(-diff);
-    if (next != from + a.packed.size())
+    if (next != vend)
       return malformed("the value recorded for added column " +
                        std::string(f->field_name.str) + " does not unpack");
   }

@@ -10,9 +10,11 @@
     prefix key part  -> the first N characters' collation weights, padded to the prefix's
                         fixed width (binary strings: the bytes, zero-padded, + u16 BE length)
     NO PAD string    -> (key format 2) the weights zero-padded, + their length as u16 BE
-    row              -> (format 4, a table changed by an instant ALTER: see
-                        Riptide_row_layout) 0x04 + u16 LE column count + u16 LE NULL-byte
-                        count, then as format 3 for those columns and NULL bytes
+    row              -> (format 5, a table changed by an instant ALTER: see
+                        Riptide_row_layout) 0x05 + u16 LE physical column count m + m
+                        NULL bits (bit p of byte p / 8: physical column p is NULL or
+                        dropped) + per physical column that is not NULL, in physical
+                        order, its bytes as in format 3
                         (format 3, written since 2026-11-28) 0x03 + the record's NULL
                         bytes (null_bytes) + per column in field order, unless it is NULL
                         or a primary key part decodable from the key (decode_tuple):
@@ -43,30 +45,36 @@
    2: a VARCHAR/TEXT/BLOB part in a NO PAD collation also stores the length of its
       collation weights (is_nopad_string_part);
    3: keys as format 2; the table was created after row formats 1 and 2 stopped being
-      written, so it holds rows of format 3 and 4 only, which an instant column change can
+      written, so it holds rows of format 3 and 5 only, which an instant column change can
       leave in place (a format 1 or 2 row is the old record buffer, which no new definition
       reads). */
 constexpr uint32_t KEY_FORMAT_NOPAD_LENGTH= 2;
 constexpr uint32_t KEY_FORMAT_PACKED_ROWS= 3;
 constexpr uint32_t KEY_FORMAT_CURRENT= KEY_FORMAT_PACKED_ROWS;
 
-/* The row layouts a table has had since its first instant column change (ALTER TABLE ...
-   ADD COLUMN at the end, ALGORITHM=INSTANT): the rows written before it are left as they
-   are, so a row may hold fewer columns than the table has. Kept in the data dictionary with
-   the table (riptide_htable_caller_data, riptide_hbuild_set_caller_data), as
+/* The row layout of a table changed by an instant ALTER (ADD COLUMN anywhere, DROP COLUMN,
+   a new column order: ALGORITHM=INSTANT): the rows written before are left as they are, so
+   the layout lists every column a row may hold, in the order rows hold them (the
+   *physical* columns): the table's columns, in the order they were created, and the
+   dropped ones, which old rows still hold. Kept in the data dictionary with the table
+   (riptide_htable_caller_data, riptide_hbuild_set_caller_data), as
 
-     u8  version (1)
+     u8  version (2)
      u16 LE columns of the rows written in format 3 (every row written before the first
-            instant change)
+            instant change: physical columns 0 .. this - 1)
      u16 LE NULL bytes of those rows
-     u16 LE n: columns added since, in field order; per column, the value every row
-            written before the column existed has: u8 1 = NULL, or u8 0 + u32 LE length
-            + the bytes Field::pack made of it
+     u16 LE n: physical columns; per column
+       u16 LE the table's field index, 0xffff if dropped
+       u16 LE offset and u8 bit of its NULL bit in format 3 rows' NULL bytes (bit 0: none)
+       u8  flags: 1 = dropped with a length prefix (else a fixed size), 2 = added after
+           format 3 rows, 4 = added as NULL
+       if dropped: u32 LE its fixed size, or the size of its length prefix
+       if added and not NULL: u32 LE length + the Field::pack bytes of the value the rows
+           written before it read
 
-   Every instant change keeps the NULL bits (and BIT columns' odd bits) of the existing
-   columns where they were, so a row's NULL bytes are a prefix of the table's. A table
-   with a recorded layout writes format 4 rows, which say how many columns they hold; a
-   table without one writes format 3, holding every column. */
+   A table with a recorded layout writes format 5 rows (physical columns, with a NULL bit
+   each). Version 1 and format 4 (written by one development build, 12ebf71, never
+   released) are refused with an error. */
 class Riptide_row_layout
 {
 public:
@@ -77,19 +85,45 @@ public:
     std::string packed;
   };
 
+  /* How a dropped column's bytes are stepped over in old rows: a fixed size, or a
+     little-endian length prefix of `size` bytes and that many bytes. */
+  struct Skip
+  {
+    bool prefixed= false;
+    uint32_t size= 0;
+  };
+
+  /* One physical column. */
+  struct Column
+  {
+    /* The table's field index; DROPPED once dropped. */
+    uint32_t field= 0;
+    /* Its NULL bit in format 3 rows (bit 0: NOT NULL, or not in them). */
+    uint32_t legacy_null_offset= 0;
+    uint8_t legacy_null_bit= 0;
+    /* Set once dropped. */
+    Skip skip;
+    /* Added after the format 3 rows: the value older rows read. */
+    bool added= false;
+    Added_value value;
+  };
+  static constexpr uint32_t DROPPED= 0xffff;
+
   /* Whether the table has had an instant column change (a layout is recorded). */
   bool recorded= false;
   /* The columns and NULL bytes of format 3 rows. */
   uint32_t v3_columns= 0, v3_null_bytes= 0;
-  /* Per column from v3_columns on, the value older rows read. */
-  std::vector<Added_value> added;
+  /* The physical columns. */
+  std::vector<Column> columns;
 
   /* Reads the dictionary's bytes (none: no layout); false, with `*error`, if malformed. */
   bool parse(const uint8_t *data, size_t len, std::string *error);
   /* The dictionary's bytes of a recorded layout. */
   std::string serialize() const;
-  /* The columns the table has under this layout. */
-  size_t columns() const { return v3_columns + added.size(); }
+  /* Whether the live columns name each of `fields` fields once (the layout fits the table). */
+  bool fits(uint fields) const;
+  /* The layout of `table` before its first instant change: its columns, in format 3. */
+  static Riptide_row_layout of_format3(const TABLE *table);
 };
 
 /* The codec of one open table (its TABLE and the key format it was created with). */
@@ -113,6 +147,9 @@ public:
 
   /* How a row value holds column `field_index` (decided at bind()). */
   Column_packing packing(uint field_index) const { return columns[field_index]; }
+
+  /* How old rows' bytes of column `field_index` are stepped over once it is dropped. */
+  Riptide_row_layout::Skip skip_of(uint field_index) const;
 
   /* The key tuple of index `keynr` (MariaDB key number) of `record` (record[0] or another
      buffer of the table); `*has_null` tells whether a part is NULL. */
@@ -148,7 +185,7 @@ public:
      within 2 bytes per column of the exact size. */
   size_t entry_size(const uchar *buf, size_t key_len) const;
 
-  /* The row value of record `buf` (format 3, or 4 with a recorded layout). */
+  /* The row value of record `buf` (format 3, or 5 with a recorded layout). */
   void pack_row(const uchar *buf, std::string *out) const;
 
   /* Unpacks a row value (any format) stored under primary key bytes `pk` (`pk_len` bytes;
@@ -166,6 +203,12 @@ private:
   bool unpack_record_row(const char *value, size_t len, uchar *buf, std::string *blobs) const;
   bool unpack_packed_row(const char *value, size_t len, const char *pk, size_t pk_len,
                          uchar *buf, std::string *blobs, std::string *error) const;
+  bool unpack_layout_row(const char *value, size_t len, const char *pk, size_t pk_len,
+                         uchar *buf, std::string *blobs, std::string *error) const;
+  void pack_layout_row(const uchar *buf, std::string *out) const;
+  static uchar *pack_column(Field *f, Column_packing packing, uchar *to, my_ptrdiff_t diff);
+  static const uchar *unpack_column(Field *f, Column_packing packing, const uchar *p,
+                                    const uchar *end, my_ptrdiff_t diff);
 
   TABLE *tbl= nullptr;
   uint32_t format= 0;
