@@ -2,27 +2,30 @@
   In-place ALTER TABLE of secondary indexes (ALGORITHM=INPLACE): ADD INDEX, ADD UNIQUE,
   DROP INDEX, in any mix, without copying the table (the copy rewrites every row and every
   other index; an added index is only its own entries). And instant column changes
-  (ALGORITHM=INSTANT): ADD COLUMN at the end, a column's new DEFAULT or name, without
-  touching a row (instant_column_obstacle says when not).
+  (ALGORITHM=INSTANT): ADD COLUMN anywhere, DROP COLUMN, a new column order, a new DEFAULT
+  or name, without touching a row (instant_column_obstacle says when not).
 
-  - check_if_supported_inplace_alter: only index additions and drops of secondary indexes
-    (and what changes the .frm alone: key order, comments, ignorability, a rename of the
-    table). Anything else (columns, the primary key, FULLTEXT/SPATIAL, long UNIQUE hash
-    keys, a changed prefix length, partitioned tables) is left to the copy. Adding takes
+  - check_if_supported_inplace_alter: index additions and drops of secondary indexes, or
+    column changes (INSTANT_COLUMN_CHANGES; not both in one statement), and what changes
+    the .frm alone (key order, comments, ignorability, a rename of the table). Anything
+    else (a type change, the primary key, FULLTEXT/SPATIAL, long UNIQUE hash keys, a changed
+    prefix length, partitioned tables) is left to the copy. Adding an index takes
     LOCK=SHARED (reads go on, writes wait: the build reads one snapshot of the rows, and a
-    write meanwhile would miss the new index); dropping alone takes no lock until the
-    commit.
+    write meanwhile would miss the new index); dropping alone and column changes take no
+    lock until the commit.
   - prepare: riptide_handler_begin_index_build allocates the new indexes' ids and records
-    the build, so that a crash leaves nothing (the next start removes its entries).
+    the build, so that a crash leaves nothing (the next start removes its entries). A column
+    change computes the table's next row layout (Riptide_row_layout, record_codec.h).
   - inplace: one scan of the primary key in a session of its own; each row's key tuples
     for the new indexes (the new table's codec: same columns, new keys) go to
     riptide_hbuild_add; riptide_hbuild_finish finds a duplicate of a new UNIQUE index
     (ER_DUP_ENTRY with the value, as InnoDB).
   - commit: riptide_handler_commit_index_build writes the new index list (kept indexes by
-    name, new ones where the new table has them), range-deletes the dropped indexes, and
-    records the new .frm's tabledef_version, which MariaDB's recovery of an in-place ALTER
-    interrupted by a crash asks for (riptide_check_version, hton.cc): if the engine
-    committed, the new .frm is installed, otherwise the old one stays.
+    name, new ones where the new table has them) and the row layout
+    (riptide_hbuild_set_caller_data), range-deletes the dropped indexes, and records the new
+    .frm's tabledef_version, which MariaDB's recovery of an in-place ALTER interrupted by a
+    crash asks for (riptide_check_version, hton.cc): if the engine committed, the new .frm
+    is installed, otherwise the old one stays.
 */
 #include <my_global.h>
 #include "sql_class.h"

@@ -11,12 +11,17 @@
 //! every acknowledged transaction is there, the one whose COMMIT was in flight is there
 //! entirely or not at all (decided by its ledger row), nothing else is; every secondary
 //! index agrees with the primary key; CHECK TABLE passes; no prepared transaction is left.
+//! Beside them one more connection runs DDL in a cycle on tables of its own ([`ddl`]): index
+//! builds and drops, instant column changes, a copying ALTER, a bulk load; after the restart
+//! each table's definition is the one before or after the DDL in flight, and agrees with
+//! its rows and indexes.
 //! Then a clean shutdown, and the next round on the same data directory with new options.
 //! Rounds alternate the binary log on (two-phase commit through Riptide's XA handlerton,
 //! recovery from the binlog) and off.
 //!
 //! Exit status 0 only if every round verified.
 
+mod ddl;
 mod model;
 mod server;
 mod verify;
@@ -35,6 +40,7 @@ use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::ddl::DdlState;
 use crate::model::{MAX_CONNECTIONS, Part, SCHEMA, fences};
 use crate::server::{DB, Server, ServerConfig};
 use crate::verify::{Verified, verify};
@@ -121,6 +127,11 @@ struct Summary {
     log_errors: Vec<String>,
     /// What the last crash recovery decided for the transactions in doubt (for reports).
     last_in_doubt: Vec<String>,
+    /// The DDL connection's progress (index builds, instant column changes, bulk loads).
+    ddl: DdlState,
+    /// DDL steps in flight at a kill that had taken effect / had not.
+    ddl_in_flight_applied: u64,
+    ddl_in_flight_absent: u64,
 }
 
 /// The seed of round `r` of a run with seed `seed`.
@@ -335,9 +346,15 @@ fn round(
                 conn.query_drop(&sql).with_context(|| format!("`{sql}`"))?;
             }
         }
+        for sql in ddl::schema() {
+            conn.query_drop(&sql)
+                .with_context(|| format!("creating the DDL table: `{:.80}`", sql))?;
+        }
     }
     let mut conn = server.connect(Some(DB))?;
     let v = verify(&mut conn, parts).context("verification after a clean restart")?;
+    ddl::verify_ddl(&mut conn, &mut summary.ddl)
+        .context("verification of the DDL tables after a clean restart")?;
     drop(conn);
     summary.verified.add(&v);
     summary.verifications += 1;
@@ -375,6 +392,17 @@ fn round(
                 .context("spawning a connection thread")?,
         );
     }
+    let ddl_handle = {
+        let conn = server.connect(Some(DB))?;
+        let state = summary.ddl.clone();
+        let shared = Arc::clone(&shared);
+        let seed = rng.random();
+        let binlog = cfg.binlog;
+        thread::Builder::new()
+            .name("ddl".into())
+            .spawn(move || ddl::run(conn, state, shared, seed, binlog))
+            .context("spawning the DDL thread")?
+    };
     let load_start = Instant::now();
     let mut trouble: Option<String> = None;
     loop {
@@ -386,7 +414,7 @@ fn round(
             ));
             break;
         }
-        if handles.iter().any(|h| h.is_finished()) {
+        if handles.iter().any(|h| h.is_finished()) || ddl_handle.is_finished() {
             break; // a connection failed: its report follows
         }
         if load_start.elapsed() < load_for {
@@ -425,11 +453,19 @@ fn round(
         );
     }
     *next_txn = shared.next_txn.load(Ordering::SeqCst);
+    let (ddl_state, ddl_failure) = ddl_handle
+        .join()
+        .map_err(|_| anyhow!("the DDL thread panicked"))?;
+    let ddl_done_before = summary.ddl.done;
+    summary.ddl = ddl_state;
     let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.clone()).collect();
     if let Some(t) = trouble {
         bail!("{t}");
     }
     if let Some(f) = failures.first() {
+        bail!("{f}");
+    }
+    if let Some(f) = ddl_failure {
         bail!("{f}");
     }
     let mut stats = LoadStats::default();
@@ -500,6 +536,18 @@ fn round(
     let v = verify(&mut conn, parts).context(format!(
         "verification after SIGKILL and recovery (round {r})"
     ))?;
+    let ddl_in_flight = summary.ddl.in_flight;
+    let ddl_acked = summary.ddl.done;
+    let ddl_rows = ddl::verify_ddl(&mut conn, &mut summary.ddl).context(format!(
+        "verification of the DDL tables after SIGKILL and recovery (round {r})"
+    ))?;
+    if ddl_in_flight {
+        if summary.ddl.done > ddl_acked {
+            summary.ddl_in_flight_applied += 1;
+        } else {
+            summary.ddl_in_flight_absent += 1;
+        }
+    }
     drop(conn);
     let errors = error_lines(server);
     summary.log_errors.extend(errors.iter().cloned());
@@ -514,13 +562,23 @@ fn round(
     summary.verifications += 1;
     say(format!(
         "round {r}: load {:.1} s: {} committed, {} rolled back, {} cut before COMMIT, \
-         in doubt {yes} committed / {no} absent, {} deadlocks; recovery {:.1} s; verified {} \
-         rows, {} index entries{}",
+         in doubt {yes} committed / {no} absent, {} deadlocks; {} DDL steps ({}); recovery \
+         {:.1} s; verified {} rows, {} index entries, {ddl_rows} rows of the DDL tables{}",
         loaded.as_secs_f64(),
         stats.committed,
         stats.rolled_back,
         stats.cut,
         stats.deadlocks,
+        ddl_acked.saturating_sub(ddl_done_before),
+        if ddl_in_flight {
+            if summary.ddl.done > ddl_acked {
+                "the one in flight took effect"
+            } else {
+                "the one in flight did not take effect"
+            }
+        } else {
+            "none in flight"
+        },
         recovery.as_secs_f64(),
         v.rows,
         v.index_entries,
@@ -559,6 +617,10 @@ fn print_summary(s: &Summary, seed: u64, took: Duration) {
     println!(
         "  verified              {} verifications: {} rows, {} index entries, {} CHECK TABLE OK",
         s.verifications, s.verified.rows, s.verified.index_entries, s.verified.checked_tables
+    );
+    println!(
+        "  DDL                   {} steps acknowledged ({} bulk loads); in flight at a kill: {} took effect, {} did not",
+        s.ddl.done, s.ddl.bulk_loads, s.ddl_in_flight_applied, s.ddl_in_flight_absent
     );
     println!(
         "  slowest               COMMIT {} ms, restart after SIGKILL {:.1} s",
