@@ -274,10 +274,11 @@ pub unsafe extern "C" fn riptide_hsession_set_lock_timeout(
 
 /// Turns bulk load on (`on` nonzero) or off for the session's inserts from now on (MariaDB:
 /// the session variable `riptide_bulk_load`, applied at each statement's start). With it
-/// on, the rows the transaction inserts into an empty table are sorted on the side and
-/// ingested as table files at commit, checked for duplicates among themselves then
-/// (`riptide_hsession_commit` fails with `RIPTIDE_DUPLICATE_KEY` and writes nothing of the
-/// load); they are not visible before. See `riptide_handler::bulk` for which tables take
+/// on, the rows the transaction inserts are sorted on the side; at commit, those that fill
+/// vacant key ranges (an empty table, appends) are ingested as table files, checked for
+/// duplicates among themselves, and the others are written the ordinary way
+/// (`riptide_hsession_commit` fails with `RIPTIDE_DUPLICATE_KEY` on a duplicate and writes
+/// nothing of the transaction); they are not visible before. See `riptide_handler::bulk` for which tables take
 /// that path and what it does not support (two-phase commit: `riptide_hsession_prepare`
 /// refuses a transaction holding a bulk load).
 ///

@@ -1,32 +1,53 @@
 //! Bulk load (`SET SESSION riptide_bulk_load=1`, MyRocks' `rocksdb_bulk_load`): the rows a
-//! transaction inserts into an empty table go to an external sort instead of the
-//! transaction's write set, and at commit they become table files ingested straight into
-//! the deepest level ([`riptide::Db::ingest_writer`]): no WAL, no memtable, no compaction
+//! transaction inserts into a table go to an external sort instead of the transaction's
+//! write set, and at commit they become table files ingested straight into the deepest
+//! level they fit ([`riptide::Db::ingest_writer`]): no WAL, no memtable, no compaction
 //! through the levels above, no lock or unique-check read per row, and memory bounded by
 //! the engine's `sort_buffer_size` whatever the size of the load.
 //!
 //! - **Which tables.** A table takes the bulk path in a transaction when its first insert
 //!   in that transaction comes with bulk load on, the transaction wrote nothing else to it
-//!   before, and every one of its indexes is *vacant*: no memtable or table file holds an
-//!   entry of it, not even a deleted one ([`riptide::Db::range_is_vacant`]), and the table
-//!   is not one whose uniqueness the server checks by reading it ([`Table::forbid_bulk_load`]:
-//!   long unique keys, `WITHOUT OVERLAPS`). Otherwise its rows take the ordinary path, as
-//!   without bulk load.
-//! - **Unique keys** (the primary key and unique secondary keys without NULL parts) are
-//!   checked among the loaded rows when the sorted entries are merged at commit: a value
-//!   held twice fails the commit with the duplicate-key error, and nothing of the load is
-//!   written. Another transaction writing into the table meanwhile makes the ingest refuse
-//!   the table's range: the commit fails with `Busy` and nothing of the load is written.
+//!   before, and it is not one whose uniqueness the server checks by reading it
+//!   ([`Table::forbid_bulk_load`]: long unique keys, `WITHOUT OVERLAPS`). The table may
+//!   hold rows already.
+//! - **Appends are ingested, the rest is written the ordinary way.** At commit, each
+//!   index's loaded entries span a key range (first to last). When every such range of a
+//!   table is *vacant* (no memtable or table file holds an entry in it, not even a deleted
+//!   one: [`riptide::Db::range_is_vacant`]), the table's entries are ingested: an empty
+//!   table, or rows appended in key order (sysbench's fill, the insert benchmark, a TPC-C
+//!   load per warehouse). Otherwise the table's rows are *replayed*: written at commit
+//!   through the ordinary path ([`BulkSink`]), with its locks and unique checks, as if bulk
+//!   load had been off. Turning bulk load on never makes a load fail that would succeed
+//!   without it; it only makes appends cheaper.
+//! - **Unique keys** (the primary key and unique secondary keys without NULL parts) of an
+//!   ingested table are checked among the loaded rows when the sorted entries are merged
+//!   at commit: a value held twice fails the commit with the duplicate-key error, and
+//!   nothing of the load is written. A vacant range holds no other row to clash with.
+//! - **Other writers.** Ordinary inserts (and updates that give a row a new primary key or
+//!   a new unique value) take a shared *write lock* on their table
+//!   ([`crate::format::write_lock_key`]) until their transaction ends. At commit, before it
+//!   looks at the spans, the loading transaction takes the write lock of every table of
+//!   the load exclusive (in table id order): it waits for the writers that could have an
+//!   uncommitted row in a span to end (their rows are then in the memtable, where the look
+//!   sees them), keeps new ones out until it ends (then they see the loaded rows), and
+//!   commits before or after another load into the same table, never in between. So the
+//!   spans do not change between the look and the ingest; should the ingest still find a
+//!   key in a range (a writer that bypasses the lock), it refuses with `Busy` and nothing
+//!   of the load is written. The lock is held while the commit sorts and writes the
+//!   files: ordinary inserts into those tables wait that long. Locking reads' gap locks do
+//!   not stop a bulk load (phantoms are possible under REPEATABLE READ for a concurrent
+//!   locking scan of the range).
 //! - **Visibility.** The loaded rows are not visible to anyone, the loading transaction
 //!   included, until it commits; then all at once. Every later insert of the transaction
 //!   into a table in the load joins the load, even with bulk load turned off meanwhile (an
 //!   ordinary insert would not see the loaded rows). An UPDATE or DELETE of the table in the
 //!   same transaction does not see them either.
 //! - **Atomicity.** The ingest comes first at commit, then the transaction's ordinary
-//!   writes. A failure of the ingest rolls back everything; a failure of the ordinary
-//!   commit after it (an I/O error) would leave the loaded rows in. A statement that fails
-//!   inside a multi-statement transaction after adding bulk rows cannot take them back
-//!   alone: the transaction is then refused at commit (and rolled back).
+//!   writes (replayed rows included). A failure of the ingest or of a replayed row rolls
+//!   back everything; a failure of the ordinary commit after the ingest (an I/O error)
+//!   would leave the ingested rows in. A statement that fails inside a multi-statement
+//!   transaction after adding bulk rows cannot take them back alone: the transaction is
+//!   then refused at commit (and rolled back).
 //! - **Not supported** with two-phase commit (XA, or the binary log's): `prepare` refuses a
 //!   transaction holding bulk rows.
 
@@ -36,9 +57,31 @@ use riptide::sort::ExternalSorter;
 use riptide::{Error, IngestWriter};
 
 use crate::error::Result;
-use crate::format::{KeyRepeat, decode_secondary_entry, entry_index_id, index_key_range};
+use crate::format::{
+    KeyRepeat, decode_secondary_entry, entry_index_id, index_key_range, prefix_successor,
+};
 use crate::session::duplicate;
 use crate::table::{Store, Table};
+
+/// What a bulk load's commit needs from the transaction: the locks and the ordinary writes
+/// (implemented by [`crate::Session`]).
+pub(crate) trait BulkSink {
+    /// Takes `table`'s write lock exclusive, until the transaction ends (see the module
+    /// documentation, "Other writers").
+    fn lock_for_ingest(&mut self, table: &Arc<Table>) -> Result<()>;
+    /// Writes a loaded row the ordinary way: `pk_entry` is its primary key entry (index id
+    /// and primary key), `row` its value; checks and locks as an insert does.
+    fn replay_row(&mut self, table: &Arc<Table>, pk_entry: &[u8], row: &[u8]) -> Result<()>;
+    /// Writes a loaded row's entry of secondary index `n` the ordinary way (after its row),
+    /// with the unique check unless the key has a NULL part (`has_null`).
+    fn replay_entry(
+        &mut self,
+        table: &Arc<Table>,
+        n: usize,
+        entry: &[u8],
+        has_null: bool,
+    ) -> Result<()>;
+}
 
 /// Value byte of a secondary entry in the sort: the key has a NULL part (never a
 /// duplicate) or not.
@@ -54,6 +97,28 @@ pub(crate) type TableRows = Vec<(Arc<Table>, i64)>;
 struct BulkTable {
     table: Arc<Table>,
     rows: i64,
+    /// Whether the commit ingests its entries (every index's span vacant) or replays them.
+    ingest: bool,
+}
+
+/// The first and last entry a load added to one index.
+#[derive(Debug)]
+struct Span {
+    index_id: u32,
+    first: Vec<u8>,
+    last: Vec<u8>,
+}
+
+impl Span {
+    fn widen(&mut self, entry: &[u8]) {
+        if entry < self.first.as_slice() {
+            self.first.clear();
+            self.first.extend_from_slice(entry);
+        } else if entry > self.last.as_slice() {
+            self.last.clear();
+            self.last.extend_from_slice(entry);
+        }
+    }
 }
 
 /// A transaction's bulk load: see the module documentation.
@@ -61,6 +126,8 @@ struct BulkTable {
 pub(crate) struct BulkLoad {
     sorter: ExternalSorter,
     tables: Vec<BulkTable>,
+    /// The key span of each index the load added entries to.
+    spans: Vec<Span>,
     /// Tables that take the ordinary path in this transaction (by id).
     declined: Vec<u32>,
     /// Rows loaded so far (what a savepoint remembers: rows after it cannot be taken back).
@@ -78,6 +145,8 @@ pub struct BulkOutcome {
     pub entries: u64,
     /// Bytes of table files ingested.
     pub bytes: u64,
+    /// Rows of tables whose entries were not vacant, written the ordinary way at commit.
+    pub replayed_rows: u64,
 }
 
 impl BulkLoad {
@@ -85,6 +154,7 @@ impl BulkLoad {
         BulkLoad {
             sorter: store.db.external_sorter(),
             tables: Vec::new(),
+            spans: Vec::new(),
             declined: Vec::new(),
             rows_total: 0,
             broken: None,
@@ -94,36 +164,25 @@ impl BulkLoad {
     /// Whether rows of `table` take the bulk path: decided at the table's first insert in
     /// the transaction (`wrote_before`: the transaction already wrote to it the ordinary
     /// way).
-    pub(crate) fn accepts(
-        &mut self,
-        store: &Store,
-        table: &Arc<Table>,
-        wrote_before: bool,
-    ) -> Result<bool> {
+    pub(crate) fn accepts(&mut self, table: &Arc<Table>, wrote_before: bool) -> bool {
         let id = table.id();
         if self.tables.iter().any(|t| t.table.id() == id) {
-            return Ok(true);
+            return true;
         }
         if self.declined.contains(&id) {
-            return Ok(false);
+            return false;
         }
-        let mut vacant = !wrote_before && !table.bulk_load_forbidden();
-        for n in 0..table.index_count() {
-            if !vacant {
-                break;
-            }
-            let (lo, hi) = index_key_range(table.index(n)?.id);
-            vacant = store.db.range_is_vacant(&store.data, &lo, &hi)?;
-        }
-        if vacant {
+        let accepted = !wrote_before && !table.bulk_load_forbidden();
+        if accepted {
             self.tables.push(BulkTable {
                 table: Arc::clone(table),
                 rows: 0,
+                ingest: false,
             });
         } else {
             self.declined.push(id);
         }
-        Ok(vacant)
+        accepted
     }
 
     /// Whether `table` is in the load.
@@ -133,6 +192,15 @@ impl BulkLoad {
 
     /// Adds one entry of a row of `table` (accepted before).
     pub(crate) fn add(&mut self, entry: &[u8], value: &[u8]) -> Result<()> {
+        let id = entry_index_id(entry).ok_or_else(|| malformed(entry))?;
+        match self.spans.iter_mut().find(|s| s.index_id == id) {
+            Some(span) => span.widen(entry),
+            None => self.spans.push(Span {
+                index_id: id,
+                first: entry.to_vec(),
+                last: entry.to_vec(),
+            }),
+        }
         Ok(self.sorter.add(entry, value)?)
     }
 
@@ -168,14 +236,73 @@ impl BulkLoad {
         }
     }
 
-    /// Checks the loaded rows for duplicates and ingests them; returns the rows per table
-    /// (for the row estimates) and what was written. Nothing is written on an error.
-    pub(crate) fn commit(self, store: &Store) -> Result<(TableRows, BulkOutcome)> {
-        if let Some(why) = self.broken {
+    /// Whether every index span of `table` is vacant: the table's entries can be ingested.
+    fn spans_vacant(&self, store: &Store, table: &Table) -> Result<bool> {
+        for n in 0..table.index_count() {
+            let index = table.index(n)?;
+            let Some(span) = self.spans.iter().find(|s| s.index_id == index.id) else {
+                continue;
+            };
+            let (start, end) = if n > 0 && index.unique {
+                // A unique value clashes with an entry of the same value and any primary
+                // key: the range covers every entry of the first to the last value.
+                let value_prefix = |entry: &[u8]| -> Result<Vec<u8>> {
+                    let (key, _) = decode_secondary_entry(entry).ok_or_else(|| malformed(entry))?;
+                    Ok(entry
+                        .get(..4 + key.len())
+                        .ok_or_else(|| malformed(entry))?
+                        .to_vec())
+                };
+                let start = value_prefix(&span.first)?;
+                let last = value_prefix(&span.last)?;
+                let end = prefix_successor(&last).unwrap_or_else(|| index_key_range(index.id).1);
+                (start, end)
+            } else {
+                // Primary keys and non-unique entries clash only with the same entry.
+                let mut end = span.last.clone();
+                end.push(0);
+                (span.first.clone(), end)
+            };
+            if !store.db.range_is_vacant(&store.data, &start, &end)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Writes the load: ingests the tables whose index spans are vacant, after checking
+    /// their unique keys among the loaded rows, and replays the others through `sink` (see
+    /// the module documentation). Returns the rows per table (for the row estimates) and
+    /// what was written. Nothing is ingested on an error (replayed rows are in the
+    /// transaction, which the caller then rolls back).
+    pub(crate) fn commit(
+        mut self,
+        store: &Store,
+        sink: &mut dyn BulkSink,
+    ) -> Result<(TableRows, BulkOutcome)> {
+        if let Some(why) = self.broken.take() {
             return Err(Error::invalid_argument(format!("commit refused: {why}")).into());
         }
+        // Every table's write lock, exclusive, in one order (two loads into the same tables
+        // do not deadlock): ordinary writers that could have an uncommitted row in a span
+        // end first, new ones wait for this transaction, and another load into a table
+        // commits before or after this one, never in between. What the spans hold now
+        // stays so until the ingest, so the choice below is final.
+        self.tables.sort_by_key(|t| t.table.id());
+        for bt in &self.tables {
+            sink.lock_for_ingest(&bt.table)?;
+        }
+        let vacant = self
+            .tables
+            .iter()
+            .map(|t| self.spans_vacant(store, &t.table))
+            .collect::<Result<Vec<bool>>>()?;
+        for (t, vacant) in self.tables.iter_mut().zip(vacant) {
+            t.ingest = vacant;
+        }
         let mut sorted = self.sorter.finish()?;
-        let mut ingest: IngestWriter = store.db.ingest_writer(&store.data)?;
+        let mut ingest: Option<IngestWriter> = None;
+        let mut replayed_rows = 0u64;
         // The index the current entries belong to: its table, its position and whether it
         // is unique; the previous key of a unique index.
         let mut current: Option<(u32, usize, usize, bool)> = None;
@@ -185,19 +312,35 @@ impl BulkLoad {
             if current.is_none_or(|(c, ..)| c != id) {
                 current = Some(find_index(&self.tables, id).ok_or_else(|| malformed(entry))?);
                 previous.reset();
-                ingest.new_range()?;
+                if let Some(w) = ingest.as_mut() {
+                    w.new_range()?;
+                }
             }
             let Some((_, t, n, unique)) = current else {
                 return Err(malformed(entry).into());
             };
-            let table = &self.tables.get(t).ok_or_else(|| malformed(entry))?.table;
+            let bulk_table = self.tables.get(t).ok_or_else(|| malformed(entry))?;
+            let table = &bulk_table.table;
+            if !bulk_table.ingest {
+                if n == 0 {
+                    sink.replay_row(table, entry, value)?;
+                    replayed_rows += 1;
+                } else {
+                    sink.replay_entry(table, n, entry, value.first() == Some(&KEY_HAS_NULL))?;
+                }
+                continue;
+            }
+            let writer = match ingest.as_mut() {
+                Some(w) => w,
+                None => ingest.insert(store.db.ingest_writer(&store.data)?),
+            };
             if n == 0 {
                 // A primary key entry (index id + primary key): two equal ones are two rows
                 // with one primary key.
                 if previous.repeats(entry) {
                     return Err(duplicate(table, 0));
                 }
-                ingest.add(entry, value)?;
+                writer.add(entry, value)?;
                 continue;
             }
             if unique && value.first() == Some(&KEY_WITHOUT_NULL) {
@@ -206,19 +349,25 @@ impl BulkLoad {
                     return Err(duplicate(table, n));
                 }
             }
-            ingest.add(entry, b"")?;
+            writer.add(entry, b"")?;
         }
-        let done = ingest.finish()?;
-        let rows: u64 = self.tables.iter().map(|t| t.rows.max(0) as u64).sum();
+        let mut outcome = BulkOutcome {
+            replayed_rows,
+            ..BulkOutcome::default()
+        };
+        if let Some(writer) = ingest {
+            let done = writer.finish()?;
+            outcome.entries = done.entries;
+            outcome.bytes = done.bytes;
+        }
+        outcome.rows = self
+            .tables
+            .iter()
+            .filter(|t| t.ingest)
+            .map(|t| t.rows.max(0) as u64)
+            .sum();
         let deltas = self.tables.into_iter().map(|t| (t.table, t.rows)).collect();
-        Ok((
-            deltas,
-            BulkOutcome {
-                rows,
-                entries: done.entries,
-                bytes: done.bytes,
-            },
-        ))
+        Ok((deltas, outcome))
     }
 }
 

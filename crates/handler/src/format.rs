@@ -24,6 +24,7 @@ const COUNTERS_TAG: u8 = b'C';
 const BUILD_TAG: u8 = b'B';
 const DEFINITION_VERSION_TAG: u8 = b'D';
 const LOCK_TAG: u8 = b'L';
+const WRITE_LOCK_TAG: u8 = b'W';
 /// Legacy "taint record" tag: no longer written, migrated away at open (see FORMAT.md).
 const LEGACY_TAINT_TAG: u8 = b'X';
 
@@ -214,6 +215,12 @@ pub(crate) fn counters_key(table_id: u32) -> Vec<u8> {
 /// `L` + index id + secondary key: the lock-only key of a unique value (never written).
 pub(crate) fn lock_key(index_id: u32, key: &[u8]) -> Vec<u8> {
     tagged(LOCK_TAG, &[&be32(index_id), key])
+}
+
+/// `W` + table id: the lock-only key of a table's *write lock* (never written). Ordinary
+/// inserts take it shared, a bulk load's ingest exclusive (see [`crate::bulk`]).
+pub(crate) fn write_lock_key(table_id: u32) -> Vec<u8> {
+    tagged(WRITE_LOCK_TAG, &[&be32(table_id)])
 }
 
 /// The prefix (`X`) of the legacy taint records, which older builds wrote for secondary

@@ -147,10 +147,11 @@ const SERVER_OPTIONS: &[Decl] = &[
     }),
     Decl::Own(|| ServerOption {
         name: "bulk_load",
-        doc: "Rows a transaction inserts into an empty table are sorted on the side and \
-              written at commit as tables straight into the last level (no WAL, no \
-              memtable, no per-row lock or unique read; rocksdb_bulk_load); duplicates among \
-              them fail the commit; not visible before commit; no two-phase commit",
+        doc: "Rows a transaction inserts are sorted on the side; at commit, those that fill \
+              vacant key ranges (an empty table, appends) are written as tables straight \
+              into the deepest level (no WAL, no memtable, no per-row lock or unique read; \
+              rocksdb_bulk_load), the others the ordinary way; duplicates fail the commit; \
+              not visible before commit; no two-phase commit",
         value_type: OptionType::Bool,
         default: OptionValue::Bool(false),
         scope: Scope::Session,

@@ -11,12 +11,12 @@ use riptide::{
     TransactionOptions, TxnIterator,
 };
 
-use crate::bulk::{BulkLoad, BulkOutcome, KEY_HAS_NULL, KEY_WITHOUT_NULL};
+use crate::bulk::{BulkLoad, BulkOutcome, BulkSink, KEY_HAS_NULL, KEY_WITHOUT_NULL};
 use crate::cursor::{Cursor, IterSlot};
 use crate::error::{HandlerError, Result};
 use crate::format::{
     IndexKind, MAX_PK_LEN, be32, decode_secondary_entry, lock_key, prefix_successor, primary_key,
-    secondary_entry,
+    secondary_entry, write_lock_key,
 };
 use crate::table::{Store, Table};
 
@@ -143,6 +143,8 @@ pub struct Session {
     bulk_enabled: bool,
     /// The transaction's bulk load, once a row took that path.
     bulk: Option<BulkLoad>,
+    /// Tables whose write lock this transaction holds shared (by id; see [`crate::bulk`]).
+    write_locked: Vec<u32>,
 }
 
 /// The next session number.
@@ -190,6 +192,7 @@ impl Session {
             id: NEXT_SESSION_ID.fetch_add(1, Ordering::Relaxed),
             bulk_enabled: false,
             bulk: None,
+            write_locked: Vec::new(),
         })
     }
 
@@ -492,7 +495,8 @@ impl Session {
         self.drop_cursor_iterators();
         let mut bulk_outcome = BulkOutcome::default();
         if let Some(bulk) = self.bulk.take().filter(BulkLoad::has_rows) {
-            match bulk.commit(&self.store) {
+            let store = Arc::clone(&self.store);
+            match bulk.commit(&store, self) {
                 Ok((deltas, outcome)) => {
                     self.deltas.extend(deltas);
                     bulk_outcome = outcome;
@@ -558,6 +562,7 @@ impl Session {
 
     fn clear(&mut self) {
         self.bulk = None;
+        self.write_locked.clear();
         self.own.clear();
         self.undo.clear();
         self.written.clear();
@@ -608,6 +613,7 @@ impl Session {
         if loading || (self.bulk_enabled && self.bulk_accepts(table)?) {
             return self.bulk_insert(table, pk, keys, row);
         }
+        self.lock_for_writes(table)?;
         let data = self.store.data.clone();
         let pk_key = primary_key(table.primary().id, pk);
         if table.primary().kind == IndexKind::Primary
@@ -638,7 +644,20 @@ impl Session {
             || (1..table.index_count()).any(|n| self.wrote_index(table, n));
         let store = Arc::clone(&self.store);
         let bulk = self.bulk.get_or_insert_with(|| BulkLoad::new(&store));
-        bulk.accepts(&store, table, wrote_before)
+        Ok(bulk.accepts(table, wrote_before))
+    }
+
+    /// Takes `table`'s write lock shared, once per transaction: before a write that gives
+    /// the table a new primary key or a new unique value, which a bulk load's ingest into
+    /// the same range must not miss (see [`crate::bulk`]).
+    fn lock_for_writes(&mut self, table: &Table) -> Result<()> {
+        if self.write_locked.contains(&table.id()) {
+            return Ok(());
+        }
+        self.txn
+            .lock_name(&self.store.dd, &write_lock_key(table.id()), false)?;
+        self.write_locked.push(table.id());
+        Ok(())
     }
 
     /// Adds a row to the bulk load: its primary key entry and its secondary entries (each
@@ -692,6 +711,14 @@ impl Session {
         let old_key = primary_key(pid, old_pk);
         let new_key = primary_key(pid, new_pk);
         let moved = old_pk != new_pk;
+        let new_unique = old_keys
+            .iter()
+            .zip(new_keys)
+            .enumerate()
+            .any(|(i, (o, n))| o.key != n.key && table.index(i + 1).is_ok_and(|x| x.unique));
+        if moved || new_unique {
+            self.lock_for_writes(table)?;
+        }
         if moved
             && table.primary().kind == IndexKind::Primary
             && self.txn.get_for_update(&data, &new_key, true)?.is_some()
@@ -1082,6 +1109,44 @@ fn check_pk_len(table: &Table, pk: &[u8]) -> Result<()> {
         pk.len()
     ))
     .into())
+}
+
+/// The ordinary writes a bulk load's commit makes: see [`crate::bulk`].
+impl BulkSink for Session {
+    fn lock_for_ingest(&mut self, table: &Arc<Table>) -> Result<()> {
+        self.txn
+            .lock_name(&self.store.dd, &write_lock_key(table.id()), true)?;
+        Ok(())
+    }
+
+    fn replay_row(&mut self, table: &Arc<Table>, pk_entry: &[u8], row: &[u8]) -> Result<()> {
+        self.lock_for_writes(table)?;
+        let data = self.store.data.clone();
+        if table.primary().kind == IndexKind::Primary
+            && self.txn.get_for_update(&data, pk_entry, true)?.is_some()
+        {
+            return Err(duplicate(table, 0));
+        }
+        self.txn.insert(&data, pk_entry, row)?;
+        Ok(())
+    }
+
+    fn replay_entry(
+        &mut self,
+        table: &Arc<Table>,
+        n: usize,
+        entry: &[u8],
+        has_null: bool,
+    ) -> Result<()> {
+        let index = table.index(n)?;
+        if index.unique && !has_null {
+            let (key, _) = decode_secondary_entry(entry).ok_or_else(|| {
+                Error::corruption(format!("bulk load: malformed entry {entry:02x?}"))
+            })?;
+            self.check_unique(table, n, key, None)?;
+        }
+        self.put_entry(index.id, index.unique, entry.to_vec())
+    }
 }
 
 pub(crate) fn duplicate(table: &Table, n: usize) -> HandlerError {

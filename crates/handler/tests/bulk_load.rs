@@ -1,7 +1,9 @@
 //! Bulk load (`Session::set_bulk_load`, `riptide_bulk_load` in MariaDB): rows inserted into
-//! an empty table are sorted on the side and ingested at commit; duplicates among them fail
-//! the commit with nothing written; a table that holds anything takes the ordinary path; a
-//! rolled-back statement holding loaded rows makes the commit refuse; prepare refuses.
+//! a table are sorted on the side and, where every index's span is vacant (an empty table,
+//! appends), ingested at commit; duplicates among them fail the commit with nothing written;
+//! a load among existing rows is written the ordinary way at commit; an ingest waits for the
+//! table's ordinary writers; a rolled-back statement holding loaded rows makes the commit
+//! refuse; prepare refuses.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
@@ -133,39 +135,215 @@ fn duplicates_among_loaded_rows_fail_the_commit_and_write_nothing() {
     close(db, engine);
 }
 
+/// A table of `pk` (4 bytes) and a unique secondary `u` = `pk` + 1,000,000 (so that both
+/// indexes grow at their ends when rows are appended in `pk` order).
+fn append_table(engine: &riptide_handler::HandlerEngine) -> std::sync::Arc<riptide_handler::Table> {
+    engine
+        .create_table(b"t", &[primary(), secondary("u", true)], 1)
+        .unwrap()
+}
+
+fn insert_append_row(
+    s: &mut riptide_handler::Session,
+    t: &std::sync::Arc<riptide_handler::Table>,
+    pk: u32,
+) -> Result<(), HandlerError> {
+    let u = (pk + 1_000_000).to_be_bytes();
+    s.insert(
+        t,
+        &pk.to_be_bytes(),
+        &[k(&u)],
+        format!("row{pk}").as_bytes(),
+    )
+}
+
+/// Commits rows `pks` the ordinary way.
+fn insert_ordinary(
+    engine: &riptide_handler::HandlerEngine,
+    t: &std::sync::Arc<riptide_handler::Table>,
+    pks: impl Iterator<Item = u32>,
+) {
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    for pk in pks {
+        insert_append_row(&mut s, t, pk).unwrap();
+    }
+    s.commit().unwrap();
+}
+
 #[test]
-fn a_table_holding_rows_takes_the_ordinary_path() {
+fn rows_appended_to_a_table_holding_rows_are_ingested() {
     let dir = tempfile::tempdir().unwrap();
     let (db, engine) = open(dir.path());
-    let t = engine
-        .create_table(
-            b"t",
-            &[primary(), secondary("a", false), secondary("u", true)],
-            1,
-        )
-        .unwrap();
-    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
-    insert_row(&mut s, &t, 1).unwrap();
-    s.commit().unwrap();
+    let t = append_table(&engine);
+    insert_ordinary(&engine, &t, 1..=100);
     let files = db.statistics().ingested_files;
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    // Not in order within the load: the sort puts them in order.
+    for i in 0..1_000u32 {
+        insert_append_row(&mut s, &t, 101 + (i * 331) % 1_000).unwrap();
+    }
+    // Unseen before the commit, even by the loading transaction.
+    assert_eq!(
+        s.get_row(&t, &101u32.to_be_bytes(), Default::default())
+            .unwrap(),
+        None
+    );
+    let outcome = s.commit_with_outcome().unwrap();
+    assert_eq!(outcome.rows, 1_000);
+    assert_eq!(outcome.entries, 2_000);
+    assert_eq!(outcome.replayed_rows, 0);
+    assert!(db.statistics().ingested_files > files);
+    assert_eq!(index_entries(&engine, &t, 0).len(), 1_100);
+    assert_eq!(index_entries(&engine, &t, 1).len(), 1_100);
+    // The loaded rows are there for the unique checks of later inserts.
+    drop(s);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    assert_eq!(
+        insert_append_row(&mut s, &t, 600)
+            .unwrap_err()
+            .duplicate_index(),
+        Some(0)
+    );
+    let clash = s.insert(
+        &t,
+        &5_000u32.to_be_bytes(),
+        &[k(&1_000_600u32.to_be_bytes())],
+        b"x",
+    );
+    assert_eq!(clash.unwrap_err().duplicate_index(), Some(1));
+    drop((s, t));
+    close(db, engine);
+}
+
+#[test]
+fn a_load_among_existing_rows_is_written_the_ordinary_way_at_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = append_table(&engine);
+    insert_ordinary(&engine, &t, (1..=100).map(|i| i * 2));
+    let files = db.statistics().ingested_files;
+    // The odd keys between the even ones: not vacant, so replayed.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    for pk in (0..100).map(|i| i * 2 + 1) {
+        insert_append_row(&mut s, &t, pk).unwrap();
+    }
+    assert_eq!(s.bulk_rows(), 100);
+    let outcome = s.commit_with_outcome().unwrap();
+    assert_eq!(outcome.replayed_rows, 100);
+    assert_eq!(outcome.rows, 0);
+    assert_eq!(db.statistics().ingested_files, files, "nothing ingested");
+    assert_eq!(index_entries(&engine, &t, 0).len(), 200);
+    assert_eq!(index_entries(&engine, &t, 1).len(), 200);
+    // A replayed row that clashes with an existing one (primary key, then unique key)
+    // fails the commit, and nothing of the transaction is written.
     drop(s);
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.set_bulk_load(true);
-    insert_row(&mut s, &t, 2).unwrap();
-    // Seen at once, and a duplicate is refused at its row.
+    insert_append_row(&mut s, &t, 1_001).unwrap();
+    insert_append_row(&mut s, &t, 4).unwrap();
+    assert_eq!(s.commit().unwrap_err().duplicate_index(), Some(0));
+    drop(s);
+    // One row whose unique value an existing row (another primary key) holds: its entry's
+    // own range is vacant, but its value's is not.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    s.insert(
+        &t,
+        &1_003u32.to_be_bytes(),
+        &[k(&1_000_004u32.to_be_bytes())],
+        b"x",
+    )
+    .unwrap();
+    assert_eq!(s.commit().unwrap_err().duplicate_index(), Some(1));
+    assert_eq!(index_entries(&engine, &t, 0).len(), 200);
+    drop((s, t));
+    close(db, engine);
+}
+
+#[test]
+fn a_load_waits_for_writers_of_the_table_and_then_sees_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = append_table(&engine);
+    insert_ordinary(&engine, &t, 1..=100);
+    // An ordinary insert inside the span the load will fill, not yet committed: the load
+    // cannot see it before it commits, so the load's commit waits for it.
+    let mut writer = engine.begin_session(SessionOptions::default()).unwrap();
+    insert_append_row(&mut writer, &t, 150).unwrap();
+    let mut loader = engine.begin_session(SessionOptions::default()).unwrap();
+    loader.set_bulk_load(true);
+    for pk in 101..=200 {
+        if pk != 150 {
+            insert_append_row(&mut loader, &t, pk).unwrap();
+        }
+    }
+    let files = db.statistics().ingested_files;
+    let committing = std::thread::spawn(move || loader.commit_with_outcome());
+    std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
-        s.get_row(&t, &2u32.to_be_bytes(), Default::default())
-            .unwrap()
-            .is_some()
+        !committing.is_finished(),
+        "the load's commit waits for the writer"
     );
+    writer.commit().unwrap();
+    // Then it finds the writer's row in its span: written the ordinary way.
+    let outcome = committing.join().unwrap().unwrap();
+    assert_eq!((outcome.rows, outcome.replayed_rows), (0, 99));
+    assert_eq!(db.statistics().ingested_files, files, "nothing ingested");
+    assert_eq!(index_entries(&engine, &t, 0).len(), 200);
+    // An ordinary insert waits for a load's commit and then sees its rows.
+    let mut loader = engine.begin_session(SessionOptions::default()).unwrap();
+    loader.set_bulk_load(true);
+    for pk in 201..=300 {
+        insert_append_row(&mut loader, &t, pk).unwrap();
+    }
+    let mut other = engine.begin_session(SessionOptions::default()).unwrap();
+    insert_append_row(&mut other, &t, 1_000).unwrap();
+    let committing = std::thread::spawn(move || loader.commit_with_outcome());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !committing.is_finished(),
+        "the load's commit waits for the other writer"
+    );
+    other.commit().unwrap();
+    // `other`'s row lies above the load's span: the load is still ingested.
+    let outcome = committing.join().unwrap().unwrap();
+    assert_eq!((outcome.rows, outcome.replayed_rows), (100, 0));
+    assert_eq!(index_entries(&engine, &t, 0).len(), 301);
+    let mut late = engine.begin_session(SessionOptions::default()).unwrap();
     assert_eq!(
-        insert_row(&mut s, &t, 1).unwrap_err().duplicate_index(),
+        insert_append_row(&mut late, &t, 250)
+            .unwrap_err()
+            .duplicate_index(),
         Some(0)
     );
-    s.commit().unwrap();
-    assert_eq!(db.statistics().ingested_files, files);
-    assert_eq!(index_entries(&engine, &t, 0).len(), 2);
-    drop((s, t));
+    drop((writer, other, late, t));
+    close(db, engine);
+}
+
+/// Two loads whose rows interleave in one table (hidden row ids handed out in turn, say):
+/// the second to commit finds the first's rows in its span and writes the ordinary way.
+#[test]
+fn interleaved_loads_both_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = append_table(&engine);
+    let mut a = engine.begin_session(SessionOptions::default()).unwrap();
+    let mut b = engine.begin_session(SessionOptions::default()).unwrap();
+    a.set_bulk_load(true);
+    b.set_bulk_load(true);
+    for pk in 1..=200u32 {
+        let s = if (pk / 10) % 2 == 0 { &mut a } else { &mut b };
+        insert_append_row(s, &t, pk).unwrap();
+    }
+    let first = b.commit_with_outcome().unwrap();
+    let second = a.commit_with_outcome().unwrap();
+    assert_eq!((first.rows, first.replayed_rows), (100, 0));
+    assert_eq!((second.rows, second.replayed_rows), (0, 100));
+    assert_eq!(index_entries(&engine, &t, 0).len(), 200);
+    assert_eq!(index_entries(&engine, &t, 1).len(), 200);
+    drop((a, b, t));
     close(db, engine);
 }
 

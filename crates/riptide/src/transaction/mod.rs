@@ -749,6 +749,51 @@ impl Transaction {
         self.read(cf, key, Some(mode))
     }
 
+    /// Takes a lock on `name` in `cf`, a key nobody writes: a lock that guards something
+    /// other than a row (the MariaDB handler: a table against bulk loads, see its `bulk`
+    /// module). Exclusive (`exclusive`) or shared, held until this transaction ends, with
+    /// the same waits, timeout, interrupt and deadlock detection as a row lock. Unlike
+    /// [`Transaction::get_for_update`] it reads nothing and never reports a conflict with
+    /// the snapshot (`name` is never written). Optimistic transactions lock nothing.
+    pub fn lock_name(&self, cf: &ColumnFamily, name: &[u8], exclusive: bool) -> Result<()> {
+        crate::db::check_live(cf)?;
+        if self.shared.opts.concurrency != Concurrency::Pessimistic {
+            return Ok(());
+        }
+        let mode = if exclusive {
+            LockMode::Exclusive
+        } else {
+            LockMode::Shared
+        };
+        let mut st = self.shared.state.lock();
+        self.check_active(&st)?;
+        if st
+            .buffer
+            .lock_mode(cf.id(), name)
+            .is_some_and(|held| held >= mode)
+        {
+            return Ok(());
+        }
+        let timeout = self.shared.lock_timeout();
+        MutexGuard::unlocked(&mut st, || {
+            self.shared.db.locks.lock_interruptible(
+                self.shared.id,
+                cf.id(),
+                name,
+                mode,
+                timeout,
+                Some(&self.shared.interrupt),
+            )
+        })?;
+        if st.phase != Phase::Active {
+            // Ended by another thread while this one waited (misuse): give it back.
+            self.shared.db.locks.unlock(self.shared.id, cf.id(), name);
+            return Err(finished(&st.phase, self.shared.id));
+        }
+        st.buffer.record_lock(cf.id(), name, mode);
+        Ok(())
+    }
+
     /// [`Transaction::get_for_update`] that never waits (`SELECT ... FOR UPDATE SKIP LOCKED`,
     /// the row read behind a skip-locked index scan): when another transaction holds the
     /// key's lock in a conflicting mode, or (for a shared read) has queued an exclusive
