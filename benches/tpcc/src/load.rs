@@ -6,7 +6,10 @@
 //! for orders below 2,101) with 5 to 15 lines each, and 900 new orders (2,101 to 3,000).
 //! A few loader threads take jobs in turn, each on its own connection. Rows go in as
 //! multi-row `INSERT`s of [`ROWS_PER_INSERT`] rows, committed every [`ROWS_PER_COMMIT`]
-//! rows: moderate transactions, as tpcc-mysql and HammerDB load.
+//! rows: moderate transactions, as tpcc-mysql and HammerDB load. A bulk load (Riptide's
+//! `riptide_bulk_load=1`) commits once per job instead: each job's rows fill key ranges of
+//! their own in every index (all of them begin with the warehouse), so the engine ingests
+//! them as sorted files, and one commit per job keeps those files few and large.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,25 +43,33 @@ enum T {
     Stock = 8,
 }
 
-/// Buffers rows per table into multi-row INSERTs and commits every [`ROWS_PER_COMMIT`].
+/// Buffers rows per table into multi-row INSERTs and commits every [`ROWS_PER_COMMIT`] (in
+/// bulk: at the end of each job).
 struct Writer<'a> {
     conn: Conn,
     pb: &'a ProgressBar,
     values: [String; 9],
     rows: [usize; 9],
     since_commit: usize,
+    /// Rows per transaction: [`ROWS_PER_COMMIT`], or unbounded (one per job) in bulk.
+    commit_every: usize,
 }
 
 impl<'a> Writer<'a> {
-    fn new(target: &Target, pb: &'a ProgressBar) -> Result<Writer<'a>> {
+    fn new(target: &Target, pb: &'a ProgressBar, bulk: bool) -> Result<Writer<'a>> {
         let mut conn = target.connect()?;
         conn.query_drop("SET autocommit=0")?;
+        if bulk {
+            conn.query_drop("SET SESSION riptide_bulk_load=1")
+                .context("turning on riptide_bulk_load for the load")?;
+        }
         Ok(Writer {
             conn,
             pb,
             values: Default::default(),
             rows: [0; 9],
             since_commit: 0,
+            commit_every: if bulk { usize::MAX } else { ROWS_PER_COMMIT },
         })
     }
 
@@ -98,7 +109,7 @@ impl<'a> Writer<'a> {
             .with_context(|| format!("inserting {rows} rows into {table}"))?;
         self.pb.inc(rows as u64);
         self.since_commit += rows;
-        if self.since_commit >= ROWS_PER_COMMIT {
+        if self.since_commit >= self.commit_every {
             self.commit()?;
         }
         Ok(())
@@ -255,10 +266,12 @@ fn load_district(
 }
 
 /// Loads items and `warehouses` warehouses on `threads` connections (each job's data from
-/// its own seed derived from `seed`), counting rows on `pb`. C_LAST of the load is
+/// its own seed derived from `seed`), counting rows on `pb`; in `bulk` (Riptide only), with
+/// `riptide_bulk_load=1` and one transaction per job. C_LAST of the load is
 /// `constants.c_last`.
 pub fn load(
     target: &Target,
+    bulk: bool,
     warehouses: u64,
     threads: usize,
     seed: u64,
@@ -273,7 +286,7 @@ pub fn load(
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| -> Result<()> {
-                    let mut w = Writer::new(target, pb)?;
+                    let mut w = Writer::new(target, pb, bulk)?;
                     loop {
                         let job = next_job.fetch_add(1, Ordering::Relaxed);
                         if job >= jobs || failed.load(Ordering::Relaxed) {

@@ -188,6 +188,8 @@ pub struct Setup {
     pub runs: u64,
     /// Loader threads.
     pub load_threads: usize,
+    /// Whether Riptide was loaded with `riptide_bulk_load=1`, one transaction per job.
+    pub bulk_load: bool,
     /// Every transaction on a uniformly drawn warehouse (`--all-warehouses`).
     pub all_warehouses: bool,
     /// How each transaction is sent.
@@ -232,7 +234,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         s,
         "{} warehouses, {} terminals ({}, no keying or think time), REPEATABLE READ. {}; {}; {}% remote order lines, \
          {}% remote Payment customers, {}% of Payment and Order-Status by last name, {}% of \
-         New-Orders rolled back. Per engine: load ({} threads), consistency check, restart, \
+         New-Orders rolled back. Per engine: load ({} threads; {}), consistency check, restart, \
          a {} s warm-up (discarded), then {} measured run(s) of {} s, each followed by the \
          consistency check (unmeasured: the cap raised by {} MiB meanwhile); median \
          reported. {} Seed {}.\n",
@@ -259,6 +261,12 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         m.by_name_pct,
         m.rollback_pct,
         setup.load_threads,
+        if setup.bulk_load {
+            "Riptide with `riptide_bulk_load=1` and one transaction per warehouse, the other \
+             engines 5,000 rows per transaction"
+        } else {
+            "5,000 rows per transaction"
+        },
         setup.warmup,
         setup.runs,
         setup.duration,
@@ -765,6 +773,7 @@ mod tests {
             warmup: 1,
             runs: 3,
             load_threads: 2,
+            bulk_load: true,
             all_warehouses: false,
             protocol: crate::procedures::Protocol::Procedures,
             mix: Mix::default(),
