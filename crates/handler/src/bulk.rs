@@ -42,10 +42,15 @@
 //!   into a table in the load joins the load, even with bulk load turned off meanwhile (an
 //!   ordinary insert would not see the loaded rows). An UPDATE or DELETE of the table in the
 //!   same transaction does not see them either.
+//! - **The transaction's own writes.** A span that holds a key the transaction wrote the
+//!   ordinary way (an UPDATE that moved a row there, before or after the load) is not
+//!   vacant either: the table is replayed, so the loaded rows meet those writes' keys in
+//!   the unique checks instead of being written over at commit.
 //! - **Atomicity.** The ingest comes first at commit, then the transaction's ordinary
 //!   writes (replayed rows included). A failure of the ingest or of a replayed row rolls
-//!   back everything; a failure of the ordinary commit after the ingest (an I/O error)
-//!   would leave the ingested rows in. A statement that fails inside a multi-statement
+//!   back everything; a failure of the ordinary commit after the ingest (an I/O error, or
+//!   a crash between the two) would leave the ingested rows in without the ordinary
+//!   writes. A statement that fails inside a multi-statement
 //!   transaction after adding bulk rows cannot take them back alone: the transaction is
 //!   then refused at commit (and rolled back).
 //! - **Not supported** with two-phase commit (XA, or the binary log's): `prepare` refuses a
@@ -66,6 +71,9 @@ use crate::table::{Store, Table};
 /// What a bulk load's commit needs from the transaction: the locks and the ordinary writes
 /// (implemented by [`crate::Session`]).
 pub(crate) trait BulkSink {
+    /// Whether the transaction wrote a key in `[start, end)` the ordinary way (an update
+    /// that moved a row there, say): the loaded rows must then be checked against it.
+    fn writes_in_range(&self, start: &[u8], end: &[u8]) -> Result<bool>;
     /// Takes `table`'s write lock exclusive, until the transaction ends (see the module
     /// documentation, "Other writers").
     fn lock_for_ingest(&mut self, table: &Arc<Table>) -> Result<()>;
@@ -236,8 +244,9 @@ impl BulkLoad {
         }
     }
 
-    /// Whether every index span of `table` is vacant: the table's entries can be ingested.
-    fn spans_vacant(&self, store: &Store, table: &Table) -> Result<bool> {
+    /// Whether every index span of `table` is vacant, in the database and in the
+    /// transaction's own writes: the table's entries can be ingested.
+    fn spans_vacant(&self, store: &Store, sink: &dyn BulkSink, table: &Table) -> Result<bool> {
         for n in 0..table.index_count() {
             let index = table.index(n)?;
             let Some(span) = self.spans.iter().find(|s| s.index_id == index.id) else {
@@ -263,7 +272,9 @@ impl BulkLoad {
                 end.push(0);
                 (span.first.clone(), end)
             };
-            if !store.db.range_is_vacant(&store.data, &start, &end)? {
+            if sink.writes_in_range(&start, &end)?
+                || !store.db.range_is_vacant(&store.data, &start, &end)?
+            {
                 return Ok(false);
             }
         }
@@ -295,7 +306,7 @@ impl BulkLoad {
         let vacant = self
             .tables
             .iter()
-            .map(|t| self.spans_vacant(store, &t.table))
+            .map(|t| self.spans_vacant(store, &*sink, &t.table))
             .collect::<Result<Vec<bool>>>()?;
         for (t, vacant) in self.tables.iter_mut().zip(vacant) {
             t.ingest = vacant;

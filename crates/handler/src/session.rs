@@ -1113,6 +1113,10 @@ fn check_pk_len(table: &Table, pk: &[u8]) -> Result<()> {
 
 /// The ordinary writes a bulk load's commit makes: see [`crate::bulk`].
 impl BulkSink for Session {
+    fn writes_in_range(&self, start: &[u8], end: &[u8]) -> Result<bool> {
+        Ok(self.txn.writes_in_range(&self.store.data, start, end)?)
+    }
+
     fn lock_for_ingest(&mut self, table: &Arc<Table>) -> Result<()> {
         self.txn
             .lock_name(&self.store.dd, &write_lock_key(table.id()), true)?;

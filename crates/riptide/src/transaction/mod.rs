@@ -749,6 +749,18 @@ impl Transaction {
         self.read(cf, key, Some(mode))
     }
 
+    /// Whether this transaction has written (put or deleted) a key of `cf` in
+    /// `[start, end)` that it has not committed yet.
+    pub fn writes_in_range(&self, cf: &ColumnFamily, start: &[u8], end: &[u8]) -> Result<bool> {
+        let st = self.shared.state.lock();
+        self.check_active(&st)?;
+        Ok(st
+            .buffer
+            .range(cf.id(), Bound::Included(start), Bound::Excluded(end))
+            .next()
+            .is_some())
+    }
+
     /// Takes a lock on `name` in `cf`, a key nobody writes: a lock that guards something
     /// other than a row (the MariaDB handler: a table against bulk loads, see its `bulk`
     /// module). Exclusive (`exclusive`) or shared, held until this transaction ends, with
