@@ -1,12 +1,14 @@
 //! DDL during the load, killed with everything else: in-place index builds and drops (sorted
 //! and ingested), instant ADD and DROP COLUMN (the row layout in the data dictionary), a
-//! copying `ALTER TABLE ... FORCE`, an UPDATE of every row between them, and a bulk load
-//! (`riptide_bulk_load`, ingested at COMMIT) into a table of its own. One connection runs
+//! copying `ALTER TABLE ... FORCE`, an UPDATE of every row between them, and bulk loads
+//! (`riptide_bulk_load`) into a table of its own: into the empty table and then appended
+//! above its keys (both ingested at COMMIT), then among its keys (written the ordinary way
+//! at COMMIT), each its own transaction. One connection runs
 //! them in a fixed cycle on tables no other connection touches. After the restart
 //! ([`verify_ddl`]) the table's definition must be the one after the last acknowledged step,
 //! or after the step in flight; its rows must be the expected ones through the primary key
 //! and through every index it has; CHECK TABLE must pass; and the bulk-loaded table must
-//! hold all of its rows or none (all once its COMMIT was acknowledged).
+//! hold all or none of the rows of each load (all once its COMMIT was acknowledged).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -113,9 +115,10 @@ pub struct DdlState {
     pub done: u64,
     /// The step after `done` was sent but not answered when the server died.
     pub in_flight: bool,
-    /// The bulk table's COMMIT was acknowledged (and no later step touched it yet): it must
-    /// hold every row.
-    pub bulk_full: bool,
+    /// The bulk loads of the current `ddl_bulk` whose COMMIT was acknowledged (0 to
+    /// [`BULK_PARTS`]): the table must hold all of their rows, none of the later ones' but
+    /// the load in flight's, which it holds all or none of.
+    pub bulk_parts: usize,
     /// Bulk loads acknowledged over the run.
     pub bulk_loads: u64,
 }
@@ -160,29 +163,38 @@ pub fn run(
     (state, None)
 }
 
-/// A new table `ddl_bulk` filled from `ddl_t` in one bulk-loaded transaction. Skipped in
-/// rounds with the binary log: a bulk load refuses the two-phase commit the binlog asks for.
+/// The bulk loads into `ddl_bulk`, each `ddl_t`'s rows with its id offset and `a` offset:
+/// into the empty table; appended above every key of both indexes (ingested); appended
+/// above the primary keys only, its `a` values among the table's (written the ordinary
+/// way at commit).
+const BULK_PARTS: [(i64, i64); 3] = [(0, 0), (1_000_000, 10_000_000), (2_000_000, 0)];
+
+/// A new table `ddl_bulk` filled from `ddl_t` by the [`BULK_PARTS`] loads, each one
+/// bulk-loaded transaction. Skipped in rounds with the binary log: a bulk load refuses the
+/// two-phase commit the binlog asks for.
 fn bulk_load(conn: &mut Conn, state: &mut DdlState, binlog: bool) -> Result<()> {
     if binlog {
         return Ok(());
     }
-    state.bulk_full = false;
+    state.bulk_parts = 0;
     for sql in [
         "DROP TABLE IF EXISTS ddl_bulk",
         "CREATE TABLE ddl_bulk (id INT NOT NULL PRIMARY KEY, a INT NOT NULL, \
          b VARCHAR(20) NOT NULL, KEY ka (a)) ENGINE=RIPTIDE",
         "SET SESSION riptide_bulk_load = 1",
-        "BEGIN",
-        "INSERT INTO ddl_bulk SELECT id, a, b FROM ddl_t",
-        "COMMIT",
-        "SET SESSION riptide_bulk_load = 0",
     ] {
         conn.query_drop(sql).with_context(|| format!("`{sql}`"))?;
-        if sql == "COMMIT" {
-            state.bulk_full = true;
-            state.bulk_loads += 1;
-        }
     }
+    for (n, (id_offset, a_offset)) in BULK_PARTS.iter().enumerate() {
+        let insert =
+            format!("INSERT INTO ddl_bulk SELECT id + {id_offset}, a + {a_offset}, b FROM ddl_t");
+        for sql in ["BEGIN", insert.as_str(), "COMMIT"] {
+            conn.query_drop(sql).with_context(|| format!("`{sql}`"))?;
+        }
+        state.bulk_parts = n + 1;
+        state.bulk_loads += 1;
+    }
+    conn.query_drop("SET SESSION riptide_bulk_load = 0")?;
     Ok(())
 }
 
@@ -281,27 +293,48 @@ pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState) -> Result<u64> {
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'ddl_bulk'",
     )?;
     if exists.unwrap_or_default() == 0 {
-        if state.bulk_full {
-            bail!("ddl_bulk is gone although its bulk load was acknowledged");
+        if state.bulk_parts > 0 {
+            bail!(
+                "ddl_bulk is gone although {} of its bulk loads were acknowledged",
+                state.bulk_parts
+            );
         }
         return Ok(rows);
     }
     let (ids, a, b) = want_sums(Shape::default());
-    for (index, cond) in [("PRIMARY", "id > 0"), ("ka", "a >= 0")] {
-        let sql = format!(
-            "SELECT COUNT(*), CAST(IFNULL(SUM(id), 0) AS SIGNED), \
-             CAST(IFNULL(SUM(a), 0) AS SIGNED), CAST(IFNULL(SUM(LENGTH(b)), 0) AS SIGNED) \
-             FROM ddl_bulk FORCE INDEX ({index}) WHERE {cond}"
-        );
-        let row: Option<(i64, i64, i64, i64)> = conn.query_first(&sql)?;
-        let full = Some((ROWS, ids, a, b));
-        if row != full && (state.bulk_full || row != Some((0, 0, 0, 0))) {
-            bail!(
-                "ddl_bulk through {index}: {row:?}, expected {full:?}{}",
-                if state.bulk_full { "" } else { " or no row" }
+    for (part, &(id_offset, a_offset)) in BULK_PARTS.iter().enumerate() {
+        let acknowledged = part < state.bulk_parts;
+        // The load after the last acknowledged one may have been in flight at the kill.
+        let maybe = part == state.bulk_parts;
+        let full = (ROWS, ids + ROWS * id_offset, a + ROWS * a_offset, b);
+        let ids_of_part = format!("id BETWEEN {id_offset} AND {}", id_offset + 999_999);
+        let through_ka = if a_offset > 0 {
+            format!("a >= {a_offset}")
+        } else {
+            format!("a < 10000000 AND {ids_of_part}")
+        };
+        for (index, cond) in [("PRIMARY", ids_of_part.clone()), ("ka", through_ka)] {
+            let sql = format!(
+                "SELECT COUNT(*), CAST(IFNULL(SUM(id), 0) AS SIGNED), \
+                 CAST(IFNULL(SUM(a), 0) AS SIGNED), CAST(IFNULL(SUM(LENGTH(b)), 0) AS SIGNED) \
+                 FROM ddl_bulk FORCE INDEX ({index}) WHERE {cond}"
             );
+            let row: (i64, i64, i64, i64) = conn.query_first(&sql)?.unwrap_or_default();
+            let ok = row == full && (acknowledged || maybe) || row == (0, 0, 0, 0) && !acknowledged;
+            if !ok {
+                bail!(
+                    "ddl_bulk load {part} through {index}: {row:?}, expected {}",
+                    if acknowledged {
+                        format!("{full:?} (its COMMIT was acknowledged)")
+                    } else if maybe {
+                        format!("{full:?} or no row (in flight at the kill)")
+                    } else {
+                        "no row (never sent)".to_string()
+                    }
+                );
+            }
+            rows += row.0 as u64;
         }
-        rows += row.map_or(0, |r| r.0 as u64);
     }
     check_table(conn, "ddl_bulk")?;
     Ok(rows)
