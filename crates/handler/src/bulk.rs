@@ -10,9 +10,11 @@
 //!   before, and it is not one whose uniqueness the server checks by reading it
 //!   ([`Table::forbid_bulk_load`]: long unique keys, `WITHOUT OVERLAPS`). The table may
 //!   hold rows already.
-//! - **Appends are ingested, the rest is written the ordinary way.** At commit, each
-//!   index's loaded entries span a key range (first to last). When every such range of a
-//!   table is *vacant* (no memtable or table file holds an entry in it, not even a deleted
+//! - **Big appends are ingested, the rest is written the ordinary way.** At commit, each
+//!   index's loaded entries span a key range (first to last). When a table's loaded
+//!   entries come to at least the engine's `ingest_min_bytes` (1 MiB by default: many
+//!   small files in the last level would cost more than they save) and every such range
+//!   of the table is *vacant* (no memtable or table file holds an entry in it, not even a deleted
 //!   one: [`riptide::Db::range_is_vacant`]), the table's entries are ingested: an empty
 //!   table, or rows appended in key order (sysbench's fill, the insert benchmark, a TPC-C
 //!   load per warehouse). Otherwise the table's rows are *replayed*: written at commit
@@ -105,7 +107,10 @@ pub(crate) type TableRows = Vec<(Arc<Table>, i64)>;
 struct BulkTable {
     table: Arc<Table>,
     rows: i64,
-    /// Whether the commit ingests its entries (every index's span vacant) or replays them.
+    /// Bytes of its entries (keys and values) in the load.
+    bytes: u64,
+    /// Whether the commit ingests its entries (every index's span vacant, and at least
+    /// [`riptide::Db::ingest_min_bytes`] of them) or replays them.
     ingest: bool,
 }
 
@@ -140,6 +145,8 @@ pub(crate) struct BulkLoad {
     declined: Vec<u32>,
     /// Rows loaded so far (what a savepoint remembers: rows after it cannot be taken back).
     rows_total: u64,
+    /// Bytes added since the last row was counted (see [`BulkLoad::count_row`]).
+    row_bytes: u64,
     /// Why the commit must fail, once a statement holding bulk rows was rolled back.
     broken: Option<String>,
 }
@@ -165,6 +172,7 @@ impl BulkLoad {
             spans: Vec::new(),
             declined: Vec::new(),
             rows_total: 0,
+            row_bytes: 0,
             broken: None,
         }
     }
@@ -185,6 +193,7 @@ impl BulkLoad {
             self.tables.push(BulkTable {
                 table: Arc::clone(table),
                 rows: 0,
+                bytes: 0,
                 ingest: false,
             });
         } else {
@@ -209,6 +218,7 @@ impl BulkLoad {
                 last: entry.to_vec(),
             }),
         }
+        self.row_bytes += (entry.len() + value.len()) as u64;
         Ok(self.sorter.add(entry, value)?)
     }
 
@@ -216,7 +226,9 @@ impl BulkLoad {
     pub(crate) fn count_row(&mut self, table: &Arc<Table>) {
         if let Some(t) = self.tables.iter_mut().find(|t| t.table.id() == table.id()) {
             t.rows += 1;
+            t.bytes += self.row_bytes;
         }
+        self.row_bytes = 0;
         self.rows_total += 1;
     }
 
@@ -303,13 +315,21 @@ impl BulkLoad {
         for bt in &self.tables {
             sink.lock_for_ingest(&bt.table)?;
         }
-        let vacant = self
+        // A small load is written the ordinary way: its own files in the last level would
+        // cost more than they save.
+        let min_bytes = store.db.ingest_min_bytes();
+        let ingest = self
             .tables
             .iter()
-            .map(|t| self.spans_vacant(store, &*sink, &t.table))
+            .map(|t| {
+                if t.bytes < min_bytes {
+                    return Ok(false);
+                }
+                self.spans_vacant(store, &*sink, &t.table)
+            })
             .collect::<Result<Vec<bool>>>()?;
-        for (t, vacant) in self.tables.iter_mut().zip(vacant) {
-            t.ingest = vacant;
+        for (t, ingest) in self.tables.iter_mut().zip(ingest) {
+            t.ingest = ingest;
         }
         let mut sorted = self.sorter.finish()?;
         let mut ingest: Option<IngestWriter> = None;

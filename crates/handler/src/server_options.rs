@@ -120,6 +120,10 @@ const SERVER_OPTIONS: &[Decl] = &[
         name: "sort_buffer_size",
         default: Some("33554432"),
     },
+    Decl::Engine {
+        name: "ingest_min_bytes",
+        default: None,
+    },
     Decl::Own(|| ServerOption {
         name: "data_dir",
         doc: "Directory of the Riptide database (default: #riptide in the datadir; a relative \

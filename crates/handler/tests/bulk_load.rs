@@ -11,6 +11,50 @@ mod common;
 use common::*;
 use riptide_handler::{HandlerError, SessionOptions};
 
+/// [`open`] with every load big enough to ingest (`ingest_min_bytes` 0), so that small
+/// tests take the ingest path; [`small_loads_are_written_the_ordinary_way`] checks the
+/// default.
+fn open_ingesting(
+    dir: &std::path::Path,
+) -> (std::sync::Arc<riptide::Db>, riptide_handler::HandlerEngine) {
+    let options = riptide::Options::default().ingest_min_bytes(0);
+    let db = std::sync::Arc::new(riptide::Db::open(dir, options).unwrap());
+    let engine = riptide_handler::HandlerEngine::open(std::sync::Arc::clone(&db)).unwrap();
+    (db, engine)
+}
+
+#[test]
+fn small_loads_are_written_the_ordinary_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    assert_eq!(db.ingest_min_bytes(), 1 << 20);
+    let t = append_table(&engine);
+    // About 100 KiB into the empty table: replayed, no file of its own.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    for pk in 1..=2_000 {
+        insert_append_row(&mut s, &t, pk).unwrap();
+    }
+    let outcome = s.commit_with_outcome().unwrap();
+    assert_eq!((outcome.rows, outcome.replayed_rows), (0, 2_000));
+    assert_eq!(db.statistics().ingested_files, 0);
+    // More than 1 MiB appended: ingested.
+    drop(s);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    let filler = vec![b'x'; 200];
+    for pk in 2_001..=10_000u32 {
+        let u = (pk + 1_000_000).to_be_bytes();
+        s.insert(&t, &pk.to_be_bytes(), &[k(&u)], &filler).unwrap();
+    }
+    let outcome = s.commit_with_outcome().unwrap();
+    assert_eq!((outcome.rows, outcome.replayed_rows), (8_000, 0));
+    assert!(db.statistics().ingested_files > 0);
+    assert_eq!(index_entries(&engine, &t, 0).len(), 10_000);
+    drop((s, t));
+    close(db, engine);
+}
+
 /// Row `pk`: secondary `a` (non-unique) = `pk % 7`, unique `u` = `pk` (NULL for every
 /// 10th row).
 fn insert_row(
@@ -36,7 +80,7 @@ fn insert_row(
 #[test]
 fn a_load_into_an_empty_table_is_ingested_at_commit_and_unseen_before() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine
         .create_table(
             b"t",
@@ -89,7 +133,7 @@ fn a_load_into_an_empty_table_is_ingested_at_commit_and_unseen_before() {
 #[test]
 fn duplicates_among_loaded_rows_fail_the_commit_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine
         .create_table(
             b"t",
@@ -173,7 +217,7 @@ fn insert_ordinary(
 #[test]
 fn rows_appended_to_a_table_holding_rows_are_ingested() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = append_table(&engine);
     insert_ordinary(&engine, &t, 1..=100);
     let files = db.statistics().ingested_files;
@@ -219,7 +263,7 @@ fn rows_appended_to_a_table_holding_rows_are_ingested() {
 #[test]
 fn a_load_among_existing_rows_is_written_the_ordinary_way_at_commit() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = append_table(&engine);
     insert_ordinary(&engine, &t, (1..=100).map(|i| i * 2));
     let files = db.statistics().ingested_files;
@@ -265,7 +309,7 @@ fn a_load_among_existing_rows_is_written_the_ordinary_way_at_commit() {
 #[test]
 fn a_load_waits_for_writers_of_the_table_and_then_sees_their_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = append_table(&engine);
     insert_ordinary(&engine, &t, 1..=100);
     // An ordinary insert inside the span the load will fill, not yet committed: the load
@@ -327,7 +371,7 @@ fn a_load_waits_for_writers_of_the_table_and_then_sees_their_rows() {
 #[test]
 fn interleaved_loads_both_commit() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = append_table(&engine);
     let mut a = engine.begin_session(SessionOptions::default()).unwrap();
     let mut b = engine.begin_session(SessionOptions::default()).unwrap();
@@ -353,7 +397,7 @@ fn interleaved_loads_both_commit() {
 #[test]
 fn a_row_the_transaction_moved_into_the_span_is_a_duplicate_not_a_loss() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine.create_table(b"p", &[primary()], 1).unwrap();
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     for pk in 1..=10u32 {
@@ -394,7 +438,7 @@ fn a_row_the_transaction_moved_into_the_span_is_a_duplicate_not_a_loss() {
 #[test]
 fn a_rolled_back_statement_holding_loaded_rows_makes_the_commit_refuse() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine.create_table(b"t", &[primary()], 1).unwrap();
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.set_bulk_load(true);
@@ -425,7 +469,7 @@ fn a_rolled_back_statement_holding_loaded_rows_makes_the_commit_refuse() {
 #[test]
 fn a_transaction_holding_a_bulk_load_cannot_be_prepared() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine.create_table(b"t", &[primary()], 1).unwrap();
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.set_bulk_load(true);
@@ -442,7 +486,7 @@ fn a_transaction_holding_a_bulk_load_cannot_be_prepared() {
 #[test]
 fn an_insert_after_bulk_load_is_turned_off_still_joins_the_load() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, engine) = open(dir.path());
+    let (db, engine) = open_ingesting(dir.path());
     let t = engine.create_table(b"t", &[primary()], 1).unwrap();
     let mut s = engine.begin_session(SessionOptions::default()).unwrap();
     s.set_bulk_load(true);

@@ -604,6 +604,11 @@ impl Db {
         crate::ingest::range_is_vacant(&cf.data, start, end)
     }
 
+    /// [`Options::ingest_min_bytes`]: the smallest load worth ingesting.
+    pub fn ingest_min_bytes(&self) -> u64 {
+        self.inner.options.ingest_min_bytes
+    }
+
     /// An external sorter whose runs go to temporary files in the database directory and
     /// whose memory is [`Options::sort_buffer_size`]: to put keys in order before
     /// [`Db::ingest_writer`].

@@ -583,6 +583,11 @@ impl Options {
              runs go to temporary files in the database directory"
         ),
         opt!(
+            ingest_min_bytes: u64(64, 0, TIB),
+            "Smallest load a bulk load ingests as files, in bytes; smaller ones are written \
+             the ordinary way (many small files cost more than they save); 0 for any"
+        ),
+        opt!(
             l0_slowdown_trigger: usize(32, 1, 65536),
             "Number of L0 tables at which writes slow down (RocksDB \
              level0_slowdown_writes_trigger)"

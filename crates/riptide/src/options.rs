@@ -42,6 +42,7 @@ pub struct Options {
     pub(crate) young_space_bound: bool,
     pub(crate) target_file_size: u64,
     pub(crate) sort_buffer_size: usize,
+    pub(crate) ingest_min_bytes: u64,
     pub(crate) l0_slowdown_trigger: usize,
     pub(crate) l0_stop_trigger: usize,
     pub(crate) soft_pending_compaction_bytes: u64,
@@ -93,6 +94,7 @@ impl Default for Options {
             young_space_bound: true,
             target_file_size: 64 << 20,
             sort_buffer_size: 64 << 20,
+            ingest_min_bytes: 1 << 20,
             l0_slowdown_trigger: 20,
             l0_stop_trigger: 36,
             soft_pending_compaction_bytes: 64 << 30,
@@ -303,6 +305,17 @@ impl Options {
     /// 64 MiB; at least 1 MiB.
     pub fn sort_buffer_size(mut self, bytes: usize) -> Self {
         self.sort_buffer_size = bytes.max(crate::sort::MIN_SORT_MEMORY);
+        self
+    }
+
+    /// The smallest load worth ingesting ([`crate::Db::ingest_writer`]) for a caller that
+    /// could write its keys the ordinary way instead (the MariaDB handler's bulk load): each
+    /// ingest makes files of its own, often in the last level, and many small ones cost
+    /// more in file count and reads than the WAL and memtable they save. The engine does not
+    /// enforce it; [`crate::Db::ingest_min_bytes`] reads it. Default 1 MiB; 0 ingests any
+    /// load.
+    pub fn ingest_min_bytes(mut self, bytes: u64) -> Self {
+        self.ingest_min_bytes = bytes;
         self
     }
 

@@ -37,6 +37,8 @@ impl ServerConfig {
             format!("--riptide-write-buffer-size={}", self.write_buffer),
             format!("--riptide-db-write-buffer-size={}", self.write_buffer * 4),
             format!("--riptide-target-file-size={}", self.target_file),
+            // Every bulk load ingests, however small (the DDL connection's are 2,000 rows).
+            "--riptide-ingest-min-bytes=0".to_string(),
             format!(
                 "--riptide-compression={}",
                 if self.zstd { "zstd" } else { "none" }
