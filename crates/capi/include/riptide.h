@@ -243,6 +243,13 @@ typedef struct riptide_handler_t riptide_handler_t;
 // One thread at a time.
 typedef struct riptide_hbuild_t riptide_hbuild_t;
 
+// A bulk load between transactions (opaque): taken out of a session by
+// `riptide_hsession_detach_bulk_load`, given to another by
+// `riptide_hsession_attach_bulk_load`, or freed (its rows discarded) by
+// `riptide_hbulk_destroy`. Holds the load's sorted rows (memory up to the engine's
+// `sort_buffer_size`, then temporary files). `Send`: it may move between threads.
+typedef struct riptide_hbulk_t riptide_hbulk_t;
+
 // A cursor over one index of a table (opaque): made by `riptide_hcursor_create`, freed by
 // `riptide_hcursor_destroy`. Each read takes the session it reads through; the cursor
 // outlives transactions (the session drops its iterator when the transaction ends, and
@@ -1282,6 +1289,51 @@ enum riptide_status_t riptide_hsession_set_lock_timeout(struct riptide_hsession_
 enum riptide_status_t riptide_hsession_set_bulk_load(struct riptide_hsession_t *session,
                                                      bool on,
                                                      char **errmsg);
+
+// Takes the session's bulk load out of its transaction before it commits, so that the
+// load goes on in a later transaction (the MariaDB plugin: autocommit statements with
+// `riptide_bulk_load` on form one load, which ends when the variable returns to 0, at the
+// connection's next statement of another kind, or when it closes). `*bulk` is set to the
+// load, or to NULL when the transaction holds no loaded row. The transaction then commits
+// or rolls back without it; the load's rows stay invisible until a transaction it is
+// attached to commits. See `riptide_handler::bulk`.
+//
+// # Safety
+//
+// `session` is NULL or a live session handle used by this thread alone; `bulk` and
+// `errmsg` are NULL or writable.
+enum riptide_status_t riptide_hsession_detach_bulk_load(struct riptide_hsession_t *session,
+                                                        struct riptide_hbulk_t **bulk,
+                                                        char **errmsg);
+
+// Gives the session a bulk load taken out of an earlier one: the session's inserts into
+// the load's tables join it, and its commit writes the whole load (all or nothing, with
+// the session's own writes; a failed commit or a rollback discards it). The session takes
+// `bulk` whatever the outcome: do not use or destroy it afterwards. Fails
+// (`RIPTIDE_INVALID_ARGUMENT`, the load's rows discarded) if the session holds loaded rows
+// of its own.
+//
+// # Safety
+//
+// `session` is NULL or a live session handle used by this thread alone; `bulk` is NULL or
+// a live bulk load handle, not used afterwards; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_hsession_attach_bulk_load(struct riptide_hsession_t *session,
+                                                        struct riptide_hbulk_t *bulk,
+                                                        char **errmsg);
+
+// Rows a held bulk load holds; 0 for NULL.
+//
+// # Safety
+//
+// `bulk` is NULL or a live bulk load handle.
+uint64_t riptide_hbulk_rows(const struct riptide_hbulk_t *bulk);
+
+// Frees a held bulk load, discarding its rows (and its temporary files). NULL is a no-op.
+//
+// # Safety
+//
+// `bulk` is NULL or a live bulk load handle not used afterwards.
+void riptide_hbulk_destroy(struct riptide_hbulk_t *bulk);
 
 // Bytes the session's transaction holds in memory for its writes and locks (keys, values,
 // undo and lock records; `riptide::Transaction::approximate_memory`); 0 for NULL. The

@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
 use riptide::{Error, InterruptHandle, LockedRead};
-use riptide_handler::{HandlerError, Isolation, Session, SessionOptions};
+use riptide_handler::{HandlerError, HeldBulkLoad, Isolation, Session, SessionOptions};
 
 use crate::ffi_util::{
     CResult, ErrMsg, Out, arg_mut, arg_opt_mut, arg_ref, bytes, destroy_handle, into_handle, query,
@@ -299,6 +299,109 @@ pub unsafe extern "C" fn riptide_hsession_set_bulk_load(
         s.set_bulk_load(on);
         Ok(())
     })
+}
+
+/// A bulk load between transactions (opaque): taken out of a session by
+/// `riptide_hsession_detach_bulk_load`, given to another by
+/// `riptide_hsession_attach_bulk_load`, or freed (its rows discarded) by
+/// `riptide_hbulk_destroy`. Holds the load's sorted rows (memory up to the engine's
+/// `sort_buffer_size`, then temporary files). `Send`: it may move between threads.
+pub struct riptide_hbulk_t {
+    held: HeldBulkLoad,
+}
+
+/// Takes the session's bulk load out of its transaction before it commits, so that the
+/// load goes on in a later transaction (the MariaDB plugin: autocommit statements with
+/// `riptide_bulk_load` on form one load, which ends when the variable returns to 0, at the
+/// connection's next statement of another kind, or when it closes). `*bulk` is set to the
+/// load, or to NULL when the transaction holds no loaded row. The transaction then commits
+/// or rolls back without it; the load's rows stay invisible until a transaction it is
+/// attached to commits. See `riptide_handler::bulk`.
+///
+/// # Safety
+///
+/// `session` is NULL or a live session handle used by this thread alone; `bulk` and
+/// `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_detach_bulk_load(
+    session: *mut riptide_hsession_t,
+    bulk: *mut *mut riptide_hbulk_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameters `bulk` and `errmsg`.
+    let (session, out, errmsg) = unsafe {
+        (
+            arg_mut(session, "session"),
+            Out::new(bulk, "bulk"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (session, out) = (session?, out?);
+        let held = session.session.detach_bulk_load();
+        out.set(held.map_or(std::ptr::null_mut(), |held| {
+            into_handle(riptide_hbulk_t { held })
+        }));
+        Ok(())
+    })
+}
+
+/// Gives the session a bulk load taken out of an earlier one: the session's inserts into
+/// the load's tables join it, and its commit writes the whole load (all or nothing, with
+/// the session's own writes; a failed commit or a rollback discards it). The session takes
+/// `bulk` whatever the outcome: do not use or destroy it afterwards. Fails
+/// (`RIPTIDE_INVALID_ARGUMENT`, the load's rows discarded) if the session holds loaded rows
+/// of its own.
+///
+/// # Safety
+///
+/// `session` is NULL or a live session handle used by this thread alone; `bulk` is NULL or
+/// a live bulk load handle, not used afterwards; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_attach_bulk_load(
+    session: *mut riptide_hsession_t,
+    bulk: *mut riptide_hbulk_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    let held = if bulk.is_null() {
+        None
+    } else {
+        // SAFETY: per `# Safety`, a non-NULL `bulk` is a live handle made by `into_handle`
+        // (`riptide_hsession_detach_bulk_load`) that the caller gives up: it is taken back
+        // exactly once, here.
+        Some(unsafe { Box::from_raw(bulk) }.held)
+    };
+    hguard(errmsg, || {
+        let session = session?;
+        let held = held.ok_or_else(|| crate::ffi_util::null_arg("bulk"))?;
+        session.session.attach_bulk_load(held)
+    })
+}
+
+/// Rows a held bulk load holds; 0 for NULL.
+///
+/// # Safety
+///
+/// `bulk` is NULL or a live bulk load handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbulk_rows(bulk: *const riptide_hbulk_t) -> u64 {
+    // SAFETY: per `# Safety`, `bulk` follows the handle rule `query` needs.
+    unsafe { query(bulk, 0, |b| b.held.rows()) }
+}
+
+/// Frees a held bulk load, discarding its rows (and its temporary files). NULL is a no-op.
+///
+/// # Safety
+///
+/// `bulk` is NULL or a live bulk load handle not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbulk_destroy(bulk: *mut riptide_hbulk_t) {
+    // SAFETY: per `# Safety`, `bulk` follows the freed handle rule of the ffi_util contract.
+    unsafe { destroy_handle(bulk) }
 }
 
 /// Bytes the session's transaction holds in memory for its writes and locks (keys, values,

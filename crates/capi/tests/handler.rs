@@ -699,3 +699,122 @@ fn caller_data_recorded_by_a_build_is_read_back_from_the_table_through_the_c_abi
         riptide_handler_destroy(h);
     }
 }
+
+/// A bulk load held across sessions through the C ABI (what the MariaDB plugin does for
+/// autocommit statements): taken out of one session before it commits, its rows are
+/// invisible; a second session takes it up and its commit writes them.
+#[test]
+fn a_bulk_load_held_across_sessions_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first; the
+    // held load is given to the second session, which takes it.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let specs = [riptide_index_spec_t {
+            kind: RIPTIDE_INDEX_PRIMARY,
+            unique: true,
+            key_parts: 1,
+            name: c"PRIMARY".as_ptr(),
+        }];
+        let name = b"./db/bulk";
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                1,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        let get = |s: *mut riptide_hsession_t, pk: &[u8]| -> bool {
+            let (mut v, mut vlen, mut found, mut e) = (null_mut(), 0, false, null_mut());
+            check(
+                riptide_hsession_get_row(
+                    s,
+                    tab,
+                    pk.as_ptr().cast(),
+                    pk.len(),
+                    RIPTIDE_ROW_LOCK_NONE,
+                    &mut v,
+                    &mut vlen,
+                    &mut found,
+                    &mut e,
+                ),
+                e,
+            );
+            riptide_free_value(v, vlen);
+            found
+        };
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_READ_COMMITTED, 1000, &mut s, &mut err),
+            err,
+        );
+        // Nothing loaded yet: nothing to hold.
+        let mut bulk = null_mut();
+        check(
+            riptide_hsession_detach_bulk_load(s, &mut bulk, &mut err),
+            err,
+        );
+        assert!(bulk.is_null());
+        check(riptide_hsession_set_bulk_load(s, true, &mut err), err);
+        for pk in [b"1", b"2", b"3"] {
+            check(
+                riptide_hsession_insert(
+                    s,
+                    tab,
+                    pk.as_ptr().cast(),
+                    1,
+                    null(),
+                    0,
+                    c"row".as_ptr(),
+                    3,
+                    null_mut(),
+                    null_mut(),
+                    &mut err,
+                ),
+                err,
+            );
+        }
+        check(
+            riptide_hsession_detach_bulk_load(s, &mut bulk, &mut err),
+            err,
+        );
+        assert!(!bulk.is_null());
+        assert_eq!(riptide_hbulk_rows(bulk), 3);
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_READ_COMMITTED, 1000, &mut s, &mut err),
+            err,
+        );
+        assert!(!get(s, b"2"), "a held load's rows are invisible");
+        check(riptide_hsession_attach_bulk_load(s, bulk, &mut err), err);
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_READ_COMMITTED, 1000, &mut s, &mut err),
+            err,
+        );
+        assert!(get(s, b"1") && get(s, b"2") && get(s, b"3"));
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+        assert_eq!(riptide_htable_row_estimate(tab), 3);
+        riptide_htable_release(tab);
+        check(riptide_handler_close(h, &mut err), err);
+        riptide_handler_destroy(h);
+    }
+}

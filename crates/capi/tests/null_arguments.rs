@@ -199,6 +199,16 @@ fn lock_wait_functions_refuse_null_and_unknown_lock_modes() {
         riptide_hcursor_reset(null_mut());
         riptide_hcursor_destroy(cur);
         riptide_hcursor_destroy(null_mut());
+        // Held bulk loads: NULL session, NULL out-parameter, NULL load.
+        let mut bulk = null_mut();
+        let st = riptide_hsession_detach_bulk_load(null_mut(), &mut bulk, &mut err);
+        expect(st, err, INVALID, "`session`");
+        let st = riptide_hsession_detach_bulk_load(s, null_mut(), &mut err);
+        expect(st, err, INVALID, "`bulk`");
+        let st = riptide_hsession_attach_bulk_load(s, null_mut(), &mut err);
+        expect(st, err, INVALID, "`bulk`");
+        assert_eq!(riptide_hbulk_rows(null()), 0);
+        riptide_hbulk_destroy(null_mut());
         // NULL is a no-op for the functions that return nothing.
         riptide_hinterrupt_fire(null());
         riptide_hinterrupt_destroy(null_mut());

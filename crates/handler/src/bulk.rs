@@ -57,6 +57,17 @@
 //!   then refused at commit (and rolled back).
 //! - **Not supported** with two-phase commit (XA, or the binary log's): `prepare` refuses a
 //!   transaction holding bulk rows.
+//! - **A load across transactions** ([`HeldBulkLoad`]): a load can be taken out of a
+//!   transaction before it commits ([`crate::Session::detach_bulk_load`]) and go on in the
+//!   next one ([`crate::Session::attach_bulk_load`]); its rows stay invisible until the
+//!   transaction that holds it last commits. The MariaDB plugin does this for autocommit
+//!   statements (MyRocks' `rocksdb_bulk_load` across statements): a loader that sends one
+//!   INSERT per transaction (sysbench's fill, `mysqlimport`) makes one load, which ends when
+//!   `riptide_bulk_load` returns to 0, at the connection's next statement of another kind,
+//!   or when the connection closes. No metadata lock keeps other connections' DDL off a
+//!   table between those statements: a commit that finds a table of the load dropped or
+//!   replaced since (DROP, ALTER, TRUNCATE; a RENAME keeps the table) fails and writes
+//!   nothing of the load.
 
 use std::sync::Arc;
 
@@ -151,6 +162,20 @@ pub(crate) struct BulkLoad {
     broken: Option<String>,
 }
 
+/// A bulk load between transactions: taken out of one before it commits
+/// ([`crate::Session::detach_bulk_load`]) and given to the next
+/// ([`crate::Session::attach_bulk_load`]); see the module documentation. Dropping it
+/// discards its rows.
+#[derive(Debug)]
+pub struct HeldBulkLoad(pub(crate) BulkLoad);
+
+impl HeldBulkLoad {
+    /// Rows the load holds.
+    pub fn rows(&self) -> u64 {
+        self.0.rows_total
+    }
+}
+
 /// What a bulk load's commit ingested.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BulkOutcome {
@@ -200,6 +225,13 @@ impl BulkLoad {
             self.declined.push(id);
         }
         accepted
+    }
+
+    /// Ends the load's part in the transaction it was added in: which tables took the
+    /// ordinary path there is that transaction's matter, not the next one's.
+    pub(crate) fn detached(mut self) -> HeldBulkLoad {
+        self.declined.clear();
+        HeldBulkLoad(self)
     }
 
     /// Whether `table` is in the load.
@@ -314,6 +346,18 @@ impl BulkLoad {
         self.tables.sort_by_key(|t| t.table.id());
         for bt in &self.tables {
             sink.lock_for_ingest(&bt.table)?;
+        }
+        // A load held across transactions had no metadata lock between them: a table
+        // dropped or replaced since must not take rows of its old definition.
+        if let Some(bt) = self.tables.iter().find(|t| t.table.is_dropped()) {
+            return Err(Error::invalid_argument(format!(
+                "bulk load refused: table id {} was dropped or changed (DROP, ALTER or \
+                 TRUNCATE) while the load held {} of its rows; nothing of the load is \
+                 written",
+                bt.table.id(),
+                bt.rows
+            ))
+            .into());
         }
         // A small load is written the ordinary way: its own files in the last level would
         // cost more than they save.

@@ -48,7 +48,7 @@ mod session;
 mod table;
 
 pub use alter::{BuildCheck, IndexBuild, IndexSlot, NewIndex};
-pub use bulk::BulkOutcome;
+pub use bulk::{BulkOutcome, HeldBulkLoad};
 pub use check::{CheckProblem, CheckReport, KeysOf};
 pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;

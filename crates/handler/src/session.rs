@@ -11,7 +11,7 @@ use riptide::{
     TransactionOptions, TxnIterator,
 };
 
-use crate::bulk::{BulkLoad, BulkOutcome, BulkSink, KEY_HAS_NULL, KEY_WITHOUT_NULL};
+use crate::bulk::{BulkLoad, BulkOutcome, BulkSink, HeldBulkLoad, KEY_HAS_NULL, KEY_WITHOUT_NULL};
 use crate::cursor::{Cursor, IterSlot};
 use crate::error::{HandlerError, Result};
 use crate::format::{
@@ -252,6 +252,31 @@ impl Session {
     /// into a table already in it.
     pub fn set_bulk_load(&mut self, on: bool) {
         self.bulk_enabled = on;
+    }
+
+    /// Takes the transaction's bulk load out of it (`None` if it holds no loaded row), to go
+    /// on in a later transaction ([`Session::attach_bulk_load`]): this transaction then
+    /// commits or rolls back without it. See [`crate::bulk`].
+    pub fn detach_bulk_load(&mut self) -> Option<HeldBulkLoad> {
+        self.bulk
+            .take()
+            .filter(BulkLoad::has_rows)
+            .map(BulkLoad::detached)
+    }
+
+    /// Gives this transaction a load taken out of an earlier one: its inserts into the
+    /// load's tables join it, and its commit writes the whole load (all or nothing, with
+    /// this transaction's writes). Refused if this transaction has a load with rows of its
+    /// own.
+    pub fn attach_bulk_load(&mut self, held: HeldBulkLoad) -> Result<()> {
+        if self.bulk.as_ref().is_some_and(BulkLoad::has_rows) {
+            return Err(Error::invalid_argument(
+                "the transaction already holds a bulk load: a held one cannot join it",
+            )
+            .into());
+        }
+        self.bulk = Some(held.0);
+        Ok(())
     }
 
     /// Rows the transaction's bulk load holds (0 without one): they are written at commit.

@@ -435,6 +435,12 @@ impl Table {
         self.counters.lock().dropped = true;
     }
 
+    /// Whether this handle is stale: the table was dropped, or replaced by a DDL statement
+    /// (ALTER, TRUNCATE; a RENAME keeps it) since it was opened.
+    pub fn is_dropped(&self) -> bool {
+        self.counters.lock().dropped
+    }
+
     fn persist_locked(&self, c: &mut Counters) -> Result<()> {
         if c.dropped {
             return Ok(());

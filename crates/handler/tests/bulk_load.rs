@@ -500,3 +500,139 @@ fn an_insert_after_bulk_load_is_turned_off_still_joins_the_load() {
     drop((s, t));
     close(db, engine);
 }
+
+/// A load taken out of each transaction before it commits and taken up by the next (the
+/// MariaDB plugin's autocommit statements with `riptide_bulk_load` on): its rows stay
+/// invisible while it is held, the transactions' own ordinary writes commit as they go, and
+/// the transaction that holds it last writes the whole load at its commit.
+#[test]
+fn a_load_held_across_transactions_is_written_by_the_last_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open_ingesting(dir.path());
+    let t = append_table(&engine);
+    let other = engine
+        .create_table(b"other", &[primary(), secondary("u", true)], 1)
+        .unwrap();
+    let mut held = None;
+    for part in 0..3u32 {
+        let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+        s.set_bulk_load(true);
+        if let Some(h) = held.take() {
+            s.attach_bulk_load(h).unwrap();
+        }
+        for pk in part * 100 + 1..=part * 100 + 100 {
+            insert_append_row(&mut s, &t, pk).unwrap();
+        }
+        // An ordinary write of the same transaction commits with it.
+        s.set_bulk_load(false);
+        insert_append_row(&mut s, &other, part).unwrap();
+        let h = s.detach_bulk_load().expect("the load holds rows");
+        assert_eq!(h.rows(), u64::from(part + 1) * 100);
+        held = Some(h);
+        s.commit().unwrap();
+        assert!(index_entries(&engine, &t, 0).is_empty());
+        assert_eq!(index_entries(&engine, &other, 0).len(), part as usize + 1);
+    }
+    // A transaction without a load of its own takes it up and commits it.
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.attach_bulk_load(held.take().unwrap()).unwrap();
+    let outcome = s.commit_with_outcome().unwrap();
+    assert_eq!((outcome.rows, outcome.replayed_rows), (300, 0));
+    assert_eq!(index_entries(&engine, &t, 0).len(), 300);
+    assert_eq!(index_entries(&engine, &t, 1).len(), 300);
+    assert_eq!(t.row_estimate(), 300);
+    // Nothing is held once the load was written.
+    assert!(s.detach_bulk_load().is_none());
+    drop((s, t, other));
+    close(db, engine);
+}
+
+/// A held load is all or nothing: a duplicate between rows of two of its transactions
+/// fails the last commit and writes nothing of the load; a held load dropped unwritten
+/// discards its rows; a transaction that holds loaded rows of its own refuses another.
+#[test]
+fn a_held_load_is_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open_ingesting(dir.path());
+    let t = append_table(&engine);
+    let load = |pks: std::ops::RangeInclusive<u32>, held: Option<riptide_handler::HeldBulkLoad>| {
+        let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+        s.set_bulk_load(true);
+        if let Some(h) = held {
+            s.attach_bulk_load(h).unwrap();
+        }
+        for pk in pks {
+            insert_append_row(&mut s, &t, pk).unwrap();
+        }
+        let h = s.detach_bulk_load();
+        s.commit().unwrap();
+        h
+    };
+    let held = load(1..=50, None);
+    let held = load(40..=60, held).unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.attach_bulk_load(held).unwrap();
+    let err = s.commit().unwrap_err();
+    assert!(
+        matches!(err, HandlerError::Duplicate { index: 0, .. }),
+        "{err}"
+    );
+    assert!(index_entries(&engine, &t, 0).is_empty());
+    drop(s);
+
+    // Dropped unwritten: nothing of it ever appears.
+    let held = load(100..=120, None).unwrap();
+    drop(held);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.commit().unwrap();
+    assert!(index_entries(&engine, &t, 0).is_empty());
+    drop(s);
+
+    // A transaction with loaded rows of its own refuses a held load.
+    let held = load(200..=210, None).unwrap();
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    insert_append_row(&mut s, &t, 300).unwrap();
+    let err = s.attach_bulk_load(held).unwrap_err();
+    assert!(
+        err.to_string().contains("already holds a bulk load"),
+        "{err}"
+    );
+    s.commit().unwrap();
+    assert_eq!(index_entries(&engine, &t, 0).len(), 1);
+    drop((s, t));
+    close(db, engine);
+}
+
+/// Nothing keeps DDL off a table between the transactions of a held load: a commit that
+/// finds a table of the load dropped or replaced since (here truncated) refuses, and writes
+/// nothing of the load into the table that replaced it. A RENAME keeps the table: the load
+/// goes on.
+#[test]
+fn a_held_load_refuses_a_table_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open_ingesting(dir.path());
+    let t = append_table(&engine);
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.set_bulk_load(true);
+    for pk in 1..=30 {
+        insert_append_row(&mut s, &t, pk).unwrap();
+    }
+    let held = s.detach_bulk_load().unwrap();
+    s.commit().unwrap();
+    drop(s);
+    engine.rename_table(b"t", b"t2").unwrap();
+    assert!(!t.is_dropped());
+    let renamed = engine.truncate_table(b"t2").unwrap();
+    assert!(t.is_dropped());
+    let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+    s.attach_bulk_load(held).unwrap();
+    let err = s.commit().unwrap_err();
+    assert!(err.to_string().contains("was dropped or changed"), "{err}");
+    drop(s);
+    assert!(!renamed.is_dropped());
+    assert!(index_entries(&engine, &renamed, 0).is_empty());
+    assert!(index_entries(&engine, &renamed, 1).is_empty());
+    drop((t, renamed));
+    close(db, engine);
+}
