@@ -272,6 +272,10 @@ int ha_riptide::truncate()
 
 int ha_riptide::delete_table(const char *name)
 {
+  /* The connection's own bulk load spanning statements ends first (its rows are the
+     table's before it goes). */
+  if (!finish_held_bulk_load(ha_thd(), true))
+    return HA_ERR_INTERNAL_ERROR;
   if (int error= wait_for_prepared(name))
     return error;
   char *err= nullptr;

@@ -99,6 +99,10 @@ int ha_riptide::external_lock(THD *thd, int lock_type)
 int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
 {
   autoinc_rows_left= 0;
+  /* A bulk load held from earlier autocommit statements ends before any other statement
+     reads or changes a table (its rows become visible to it). */
+  if (!settle_held_bulk_load(thd))
+    return HA_ERR_INTERNAL_ERROR;
   if (lock_type >= TL_WRITE_ALLOW_WRITE)
     lock_rows= Riptide_row_lock::EXCLUSIVE;
   int error= 0;

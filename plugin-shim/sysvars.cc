@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "riptide_shim.h"
+#include "transactions.h"
 
 namespace {
 
@@ -238,6 +239,25 @@ bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
   return false;
 }
 
+/* SET riptide_bulk_load: stores the value; turning the connection's own value off ends its
+   bulk load held across autocommit statements (transactions.h, Riptide_trx::held_bulk), so
+   its rows are visible once the SET returns, or the SET fails with the load's error. SET
+   GLOBAL changes the default of new connections only. */
+void update_bulk_load(THD *thd, struct st_mysql_sys_var *, void *var_ptr, const void *save)
+{
+  const my_bool on= *static_cast<const my_bool *>(save);
+  *static_cast<my_bool *>(var_ptr)= on;
+  if (on || !bulk_load_slot)
+    return;
+  /* The connection's own value lives at `offset` in its session variables; SET GLOBAL
+     passes the global one. (Not v.resolve(): it may take LOCK_global_system_variables,
+     which SET GLOBAL already holds here.) */
+  auto &v= sysvar_as<MYSQL_SYSVAR_NAME(bool_thdvar)>(*bulk_load_slot);
+  if (thd && thd->variables.dynamic_variables_ptr &&
+      var_ptr == thd->variables.dynamic_variables_ptr + v.offset)
+    finish_held_bulk_load(thd, true);
+}
+
 /* Builds riptide_system_variables from the C ABI's server option table. */
 void build_sysvars()
 {
@@ -266,7 +286,10 @@ void build_sysvars()
       lock_wait_timeout_slot= &slot;
     if (!strcmp(o->name, "bulk_load") && (o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_BOOL)
+    {
       bulk_load_slot= &slot;
+      sysvar_as<MYSQL_SYSVAR_NAME(bool_thdvar)>(slot).update= &update_bulk_load;
+    }
     if (!strcmp(o->name, "print_all_deadlocks") && !(o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_BOOL)
       print_all_deadlocks_slot= &slot;

@@ -38,6 +38,7 @@ bool in_multi_statement(THD *thd)
 
 static void end_txn(Riptide_trx *trx)
 {
+  trx->attached_bulk_rows= 0;
   {
     std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
     riptide_hinterrupt_destroy(trx->interrupter);
@@ -100,21 +101,113 @@ static uint64_t statement_lock_timeout_ms(THD *thd)
   return riptide_lock_wait_timeout_ms(thd);
 }
 
+/* A transaction that held at least this much memory for its writes and locks gives it
+   back to the system when it ends (trim_after). */
+static constexpr size_t TRIM_AFTER_BYTES= 64 * 1024 * 1024;
+
+/* After a transaction that held `held` bytes ended: the C library keeps the memory freed
+   (glibc's arenas), so mariadbd's RSS stayed at the peak of the biggest statement (1M rows:
+   about 1 GB). malloc_trim gives the free pages back; it walks the heap, so only after big
+   transactions. */
+static void trim_after(size_t held)
+{
+#ifdef __GLIBC__
+  if (held >= TRIM_AFTER_BYTES)
+    malloc_trim(0);
+#else
+  (void) held;
+#endif
+}
+
+/* Whether the inserts of the statement `thd` runs may take the bulk path: riptide_bulk_load
+   is on, and the statement is no INSERT IGNORE, REPLACE or ON DUPLICATE KEY UPDATE (they
+   need each duplicate reported by its row, which a bulk load finds only at commit). */
+static bool statement_bulk_load(THD *thd)
+{
+  return riptide_bulk_load(thd) && thd->lex->duplicates == DUP_ERROR && !thd->lex->ignore;
+}
+
+/* Whether the statement `thd` runs goes on with the connection's held bulk load (see
+   Riptide_trx::held_bulk): an autocommit INSERT, INSERT ... SELECT or LOAD DATA that may
+   take the bulk path. */
+static bool continues_bulk_load(THD *thd)
+{
+  int cmd= thd_sql_command(thd);
+  return (cmd == SQLCOM_INSERT || cmd == SQLCOM_INSERT_SELECT || cmd == SQLCOM_LOAD) &&
+         !in_multi_statement(thd) && statement_bulk_load(thd);
+}
+
+bool finish_held_bulk_load(THD *thd, bool report)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->held_bulk)
+    return true;
+  riptide_hbulk_t *held= trx->held_bulk;
+  trx->held_bulk= nullptr;
+  const unsigned long long rows= riptide_hbulk_rows(held);
+  char *err= nullptr;
+  riptide_hsession_t *s= nullptr;
+  riptide_status_t st= riptide_hsession_begin(riptide_handler, RIPTIDE_HISO_READ_COMMITTED,
+                                               riptide_lock_wait_timeout_ms(thd), &s, &err);
+  if (st == RIPTIDE_OK)
+    /* The session takes the load whatever the outcome. */
+    st= riptide_hsession_attach_bulk_load(s, held, &err);
+  else
+    riptide_hbulk_destroy(held);
+  if (st == RIPTIDE_OK)
+  {
+    size_t memory= riptide_hsession_approximate_memory(s);
+    st= riptide_hsession_commit(s, &err);
+    trim_after(memory);
+  }
+  riptide_hsession_destroy(s);
+  if (st == RIPTIDE_OK)
+    return true;
+  std::string msg= riptide_take_message(st, err);
+  sql_print_error("RIPTIDE: connection %lu: the bulk load (riptide_bulk_load) of %llu rows "
+                  "held since earlier statements failed at its end and is discarded: %s",
+                  ulong(thd_get_thread_id(thd)), rows, msg.c_str());
+  if (report)
+    my_printf_error(ER_ERROR_DURING_COMMIT,
+                    "RIPTIDE: the bulk load (riptide_bulk_load) of %llu rows held since "
+                    "earlier statements failed at its end and is discarded: %s",
+                    MYF(0), rows, msg.c_str());
+  return false;
+}
+
+bool settle_held_bulk_load(THD *thd)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->held_bulk || continues_bulk_load(thd))
+    return true;
+  return finish_held_bulk_load(thd, true);
+}
+
 /* At the start of each statement: re-arms the session after an interrupt (the killed
-   statement has ended) and applies the statement's lock wait limit and riptide_bulk_load. */
+   statement has ended), applies the statement's lock wait limit and riptide_bulk_load, and
+   takes up the connection's held bulk load (start_stmt ended it first unless this
+   statement goes on with it). */
 riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err)
 {
   if (trx->interrupted.exchange(false))
     riptide_hsession_clear_interrupt(trx->txn);
-  /* INSERT IGNORE, REPLACE and ON DUPLICATE KEY UPDATE need each duplicate reported by its
-     row, which a bulk load finds only at commit: they take the ordinary path. */
-  bool bulk= riptide_bulk_load(thd) && thd->lex->duplicates == DUP_ERROR && !thd->lex->ignore;
+  bool bulk= statement_bulk_load(thd);
   if (bulk != trx->bulk_load)
   {
     riptide_status_t st= riptide_hsession_set_bulk_load(trx->txn, bulk, err);
     if (st != RIPTIDE_OK)
       return st;
     trx->bulk_load= bulk;
+  }
+  if (trx->held_bulk)
+  {
+    riptide_hbulk_t *held= trx->held_bulk;
+    trx->held_bulk= nullptr;
+    trx->attached_bulk_rows= riptide_hbulk_rows(held);
+    /* The session takes the load whatever the outcome. */
+    riptide_status_t st= riptide_hsession_attach_bulk_load(trx->txn, held, err);
+    if (st != RIPTIDE_OK)
+      return st;
   }
   uint64_t timeout= statement_lock_timeout_ms(thd);
   if (timeout == trx->lock_timeout_ms)
@@ -141,24 +234,6 @@ static void riptide_kill_query(handlerton *, THD *thd, enum thd_kill_levels)
   }
 }
 
-/* A transaction that held at least this much memory for its writes and locks gives it
-   back to the system when it ends (trim_after). */
-static constexpr size_t TRIM_AFTER_BYTES= 64 * 1024 * 1024;
-
-/* After a transaction that held `held` bytes ended: the C library keeps the memory freed
-   (glibc's arenas), so mariadbd's RSS stayed at the peak of the biggest statement (1M rows:
-   about 1 GB). malloc_trim gives the free pages back; it walks the heap, so only after big
-   transactions. */
-static void trim_after(size_t held)
-{
-#ifdef __GLIBC__
-  if (held >= TRIM_AFTER_BYTES)
-    malloc_trim(0);
-#else
-  (void) held;
-#endif
-}
-
 /* Ends the statement inside a multi-statement transaction, keeping (`success`) or undoing
    its writes; false on failure (logged). */
 static bool end_statement(Riptide_trx *trx, bool success)
@@ -181,12 +256,39 @@ static int riptide_commit(handlerton *, THD *thd, bool all)
     /* The end of a statement inside a transaction: keep its writes. */
     return end_statement(trx, true) ? 0 : HA_ERR_INTERNAL_ERROR;
   char *err= nullptr;
+  /* An autocommit statement of a bulk load that spans statements: the load goes on past
+     this commit, which writes the statement's other rows (if any). */
+  riptide_hbulk_t *held_bulk= nullptr;
+  if (trx->bulk_load && continues_bulk_load(thd))
+  {
+    if (trx->held_bulk && !finish_held_bulk_load(thd, true))
+      return HA_ERR_INTERNAL_ERROR;
+    riptide_status_t st= riptide_hsession_detach_bulk_load(trx->txn, &held_bulk, &err);
+    if (st != RIPTIDE_OK)
+    {
+      sql_print_warning("RIPTIDE: keeping the bulk load past the statement: %s",
+                        riptide_take_message(st, err).c_str());
+      return riptide_ha_error(st, Riptide_call::TRANSACTION);
+    }
+  }
+  const uint64_t earlier_rows= trx->attached_bulk_rows;
   size_t held= riptide_hsession_approximate_memory(trx->txn);
   riptide_status_t st= riptide_hsession_commit(trx->txn, &err);
   end_txn(trx);
   trim_after(held);
   if (st == RIPTIDE_OK)
+  {
+    trx->held_bulk= held_bulk;
     return 0;
+  }
+  if (held_bulk)
+  {
+    riptide_hbulk_destroy(held_bulk);
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: the bulk load (riptide_bulk_load) of this statement and "
+                        "%llu rows of earlier ones is discarded",
+                        (unsigned long long) earlier_rows);
+  }
   std::string msg= riptide_take_message(st, err);
   push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
                       "RIPTIDE: commit failed: %s", msg.c_str());
@@ -204,6 +306,19 @@ static int riptide_rollback(handlerton *, THD *thd, bool all)
     return end_statement(trx, false) ? 0 : HA_ERR_INTERNAL_ERROR;
   char *err= nullptr;
   size_t held= riptide_hsession_approximate_memory(trx->txn);
+  /* A statement that failed after it took up a bulk load spanning statements: the load
+     cannot take back this statement's rows alone, so it goes with them. */
+  if (trx->attached_bulk_rows)
+  {
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: the bulk load (riptide_bulk_load) of this statement and "
+                        "%llu rows of earlier ones is discarded",
+                        (unsigned long long) trx->attached_bulk_rows);
+    sql_print_warning("RIPTIDE: connection %lu: a failed statement discarded the bulk load "
+                      "(riptide_bulk_load) holding %llu rows of earlier statements",
+                      ulong(thd_get_thread_id(thd)),
+                      (unsigned long long) trx->attached_bulk_rows);
+  }
   /* A transaction that lost a conflict is already rolled back: not an error. */
   riptide_status_t st= riptide_hsession_rollback(trx->txn, &err);
   if (st != RIPTIDE_OK)
@@ -333,6 +448,8 @@ static int riptide_close_connection(handlerton *, THD *thd)
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (trx)
   {
+    /* The client is gone: a failure can only be logged. */
+    finish_held_bulk_load(thd, false);
     end_txn(trx);
     /* riptide_kill_query runs under the connection's LOCK_thd_kill: not while the
        Riptide_trx goes. */

@@ -40,6 +40,18 @@ struct Riptide_trx
   uint64_t lock_timeout_ms= 0;
   /* Bulk load as last given to the session (riptide_hsession_set_bulk_load). */
   bool bulk_load= false;
+  /* A bulk load that spans autocommit statements (MyRocks' rocksdb_bulk_load across
+     statements): an autocommit INSERT or LOAD DATA with riptide_bulk_load on takes its
+     load out of its transaction before that commits, and the next such statement takes it
+     up again (riptide_hsession_detach/attach_bulk_load); its rows stay invisible until it
+     ends. It ends (is committed by a session of its own: finish_held_bulk_load) when
+     riptide_bulk_load returns to 0, at the connection's next statement of another kind
+     that reaches the engine (a SELECT, an ALTER, BEGIN ... INSERT), at a DROP TABLE by the
+     connection, and when the connection closes. NULL when there is none. */
+  riptide_hbulk_t *held_bulk= nullptr;
+  /* Rows of earlier statements in the load the session took up at this statement's start
+     (0: none): a failure of the statement discards them, and the client is told. */
+  uint64_t attached_bulk_rows= 0;
   /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
      Kept per connection, as InnoDB keeps it per transaction: a partitioned table asks the
      partition it used last, which is not the one that failed when a row moving to another
@@ -60,6 +72,17 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
 /* At the start of each statement: re-arms the session after an interrupt (the killed
    statement has ended) and applies the statement's lock wait limit. */
 riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err);
+
+/* Ends the connection's held bulk load, if any (see Riptide_trx::held_bulk): a session of
+   its own takes it up and commits. On failure the load is discarded and the error log says
+   so; with `report` the client gets the error too (the caller's statement fails). Returns
+   false on failure. */
+bool finish_held_bulk_load(THD *thd, bool report);
+
+/* At the start of a statement that reaches the engine (start_stmt): ends the connection's
+   held bulk load unless the statement goes on with it (an autocommit INSERT or LOAD DATA
+   with riptide_bulk_load on). False on failure (the client has the error). */
+bool settle_held_bulk_load(THD *thd);
 
 /* Fills the handlerton's transaction, XA, savepoint and KILL functions. */
 void riptide_transactions_init(handlerton *hton);

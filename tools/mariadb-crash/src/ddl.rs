@@ -166,8 +166,15 @@ pub fn run(
 /// The bulk loads into `ddl_bulk`, each `ddl_t`'s rows with its id offset and `a` offset:
 /// into the empty table; appended above every key of both indexes (ingested); appended
 /// above the primary keys only, its `a` values among the table's (written the ordinary
-/// way at commit).
-const BULK_PARTS: [(i64, i64); 3] = [(0, 0), (1_000_000, 10_000_000), (2_000_000, 0)];
+/// way at commit); appended above both again, by two autocommit INSERTs that form one load
+/// held across them and ended by `SET riptide_bulk_load = 0` (the last part: see
+/// [`bulk_load`]).
+const BULK_PARTS: [(i64, i64); 4] = [
+    (0, 0),
+    (1_000_000, 10_000_000),
+    (2_000_000, 0),
+    (3_000_000, 20_000_000),
+];
 
 /// A new table `ddl_bulk` filled from `ddl_t` by the [`BULK_PARTS`] loads, each one
 /// bulk-loaded transaction. Skipped in rounds with the binary log: a bulk load refuses the
@@ -186,9 +193,24 @@ fn bulk_load(conn: &mut Conn, state: &mut DdlState, binlog: bool) -> Result<()> 
         conn.query_drop(sql).with_context(|| format!("`{sql}`"))?;
     }
     for (n, (id_offset, a_offset)) in BULK_PARTS.iter().enumerate() {
-        let insert =
-            format!("INSERT INTO ddl_bulk SELECT id + {id_offset}, a + {a_offset}, b FROM ddl_t");
-        for sql in ["BEGIN", insert.as_str(), "COMMIT"] {
+        let select = format!("SELECT id + {id_offset}, a + {a_offset}, b FROM ddl_t");
+        let statements = if n + 1 < BULK_PARTS.len() {
+            // One transaction: acknowledged by its COMMIT.
+            vec![
+                "BEGIN".to_string(),
+                format!("INSERT INTO ddl_bulk {select}"),
+                "COMMIT".to_string(),
+            ]
+        } else {
+            // Autocommit statements: the load is held past each, invisible, and written
+            // (all of it or nothing) when the variable returns to 0, which acknowledges it.
+            vec![
+                format!("INSERT INTO ddl_bulk {select} WHERE id % 2 = 0"),
+                format!("INSERT INTO ddl_bulk {select} WHERE id % 2 = 1"),
+                "SET SESSION riptide_bulk_load = 0".to_string(),
+            ]
+        };
+        for sql in &statements {
             conn.query_drop(sql).with_context(|| format!("`{sql}`"))?;
         }
         state.bulk_parts = n + 1;
@@ -309,7 +331,7 @@ pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState) -> Result<u64> {
         let full = (ROWS, ids + ROWS * id_offset, a + ROWS * a_offset, b);
         let ids_of_part = format!("id BETWEEN {id_offset} AND {}", id_offset + 999_999);
         let through_ka = if a_offset > 0 {
-            format!("a >= {a_offset}")
+            format!("a BETWEEN {a_offset} AND {}", a_offset + 9_999_999)
         } else {
             format!("a < 10000000 AND {ids_of_part}")
         };
