@@ -16,7 +16,8 @@
 //! # The runs
 //!
 //! Per engine: `sysbench oltp_common prepare` (timed: the load time; it fills the tables,
-//! then builds the secondary index with `CREATE INDEX`), data size on disk, then a restart
+//! then builds the secondary index with `CREATE INDEX`; Riptide's server has
+//! `riptide_bulk_load` on meanwhile unless `--no-bulk-load`), data size on disk, then a restart
 //! of the server, so the workloads run on a fresh process with cold caches (harness docs).
 //! Then per workload (`oltp_point_select`, `oltp_read_only`, `oltp_read_write`,
 //! `oltp_update_index`, `oltp_update_non_index`, `oltp_insert`, `oltp_delete`, in that
@@ -113,6 +114,12 @@ struct Args {
     /// test of the whole pipeline, not a measurement.
     #[arg(long)]
     quick: bool,
+    /// Load Riptide the ordinary way. By default its server runs sysbench's `prepare` with
+    /// `SET GLOBAL riptide_bulk_load=1`, as a DBA loads in bulk: each sysbench connection's
+    /// INSERTs (autocommit) form one bulk load, which the table's `CREATE INDEX` ends, so
+    /// the rows appended to each table are ingested straight into the last level.
+    #[arg(long)]
+    no_bulk_load: bool,
     /// sysbench `--rand-type` (uniform, gaussian, special, pareto).
     #[arg(long, default_value = "uniform")]
     rand_type: String,
@@ -163,6 +170,7 @@ fn real_main() -> Result<bool> {
         runs: args.runs.unwrap_or(if q { 1 } else { 3 }).max(1),
         conditions: lab.conditions.clone(),
         rand_type: args.rand_type.clone(),
+        bulk_load: !args.no_bulk_load,
         quick: q,
         workloads,
         started: started(),
@@ -282,7 +290,14 @@ fn serve(s: &Setup, bench: &mut Bench<'_>, pb: &ProgressBar, res: &mut EngineRes
         "{name}: loading {} x {} rows",
         s.tables, s.table_size
     ));
+    let bulk = s.bulk_load && engine == Engine::Riptide;
+    if bulk {
+        bench.server.sql("SET GLOBAL riptide_bulk_load=1")?;
+    }
     let load = target.prepare().map_err(|e| bench.explain(e))?;
+    if bulk {
+        bench.server.sql("SET GLOBAL riptide_bulk_load=0")?;
+    }
     if let Some(status) = bench.server.exited() {
         bail!(
             "the server died during the load ({status}) although sysbench reported success; \

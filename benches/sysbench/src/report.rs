@@ -139,6 +139,8 @@ pub struct Setup {
     pub conditions: Conditions,
     /// `--rand-type`.
     pub rand_type: String,
+    /// Whether Riptide's load ran with `riptide_bulk_load` on (not `--no-bulk-load`).
+    pub bulk_load: bool,
     /// Whether this was `--quick`.
     pub quick: bool,
     /// The workloads in order.
@@ -177,6 +179,16 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         setup.runs,
         setup.time,
         setup.conditions.text()
+    );
+    let _ = writeln!(
+        s,
+        "Load: {}; InnoDB and MyRocks load the ordinary way.\n",
+        if setup.bulk_load {
+            "Riptide's with `SET GLOBAL riptide_bulk_load=1` (each sysbench connection's \
+             INSERTs form one bulk load, which its `CREATE INDEX` ends)"
+        } else {
+            "Riptide's the ordinary way (`--no-bulk-load`)"
+        }
     );
 
     // Throughput.
@@ -505,6 +517,7 @@ mod tests {
                 extra_options: Vec::new(),
             },
             rand_type: "uniform".into(),
+            bulk_load: true,
             quick: true,
             workloads: vec!["oltp_point_select".into()],
             started: "now".into(),
