@@ -93,8 +93,10 @@ pub(crate) trait BulkSink {
     /// Writes a loaded row the ordinary way: `pk_entry` is its primary key entry (index id
     /// and primary key), `row` its value; checks and locks as an insert does.
     fn replay_row(&mut self, table: &Arc<Table>, pk_entry: &[u8], row: &[u8]) -> Result<()>;
-    /// Writes a loaded row's entry of secondary index `n` the ordinary way (after its row),
-    /// with the unique check unless the key has a NULL part (`has_null`).
+    /// Writes a loaded row's entry of secondary index `n` the ordinary way, with the unique
+    /// check unless the key has a NULL part (`has_null`). Entries come in index id order,
+    /// not row by row (usually after every row, the primary key having the table's lowest
+    /// id); the unique checks see the transaction's own writes either way.
     fn replay_entry(
         &mut self,
         table: &Arc<Table>,

@@ -638,22 +638,14 @@ impl Session {
         if loading || (self.bulk_enabled && self.bulk_accepts(table)?) {
             return self.bulk_insert(table, pk, keys, row);
         }
-        self.lock_for_writes(table)?;
-        let data = self.store.data.clone();
         let pk_key = primary_key(table.primary().id, pk);
-        if table.primary().kind == IndexKind::Primary
-            && self.txn.get_for_update(&data, &pk_key, true)?.is_some()
-        {
-            return Err(duplicate(table, 0));
-        }
+        self.lock_new_primary_key(table, &pk_key)?;
         for (i, k) in keys.iter().enumerate() {
             if table.index(i + 1)?.unique && !k.has_null {
                 self.check_unique(table, i + 1, k.key, None)?;
             }
         }
-        // A new key: waits while another transaction's locking scan holds the gap
-        // (InnoDB's insert intention).
-        self.txn.insert(&data, &pk_key, row)?;
+        self.insert_primary_entry(&pk_key, row)?;
         for (i, k) in keys.iter().enumerate() {
             let index = table.index(i + 1)?;
             let e = secondary_entry(index.id, k.key, pk)?;
@@ -661,6 +653,29 @@ impl Session {
         }
         self.add_delta(table, 1);
         Ok(())
+    }
+
+    /// Before a new row of `table` with primary key entry `pk_entry` (index id and primary
+    /// key): takes the table's write lock shared and the row's lock exclusive, and fails with
+    /// the duplicate-key error if the primary key holds a row (a hidden key never does). For
+    /// [`Session::insert`] and a bulk load's replayed rows.
+    fn lock_new_primary_key(&mut self, table: &Arc<Table>, pk_entry: &[u8]) -> Result<()> {
+        self.lock_for_writes(table)?;
+        let data = self.store.data.clone();
+        if table.primary().kind == IndexKind::Primary
+            && self.txn.get_for_update(&data, pk_entry, true)?.is_some()
+        {
+            return Err(duplicate(table, 0));
+        }
+        Ok(())
+    }
+
+    /// Writes a new row's primary key entry (after [`Session::lock_new_primary_key`] and the
+    /// unique checks). A new key: waits while another transaction's locking scan holds the
+    /// gap (InnoDB's insert intention).
+    fn insert_primary_entry(&mut self, pk_entry: &[u8], row: &[u8]) -> Result<()> {
+        let data = self.store.data.clone();
+        Ok(self.txn.insert(&data, pk_entry, row)?)
     }
 
     /// Whether `table`'s rows take the bulk path in this transaction (see [`crate::bulk`]).
@@ -1149,15 +1164,8 @@ impl BulkSink for Session {
     }
 
     fn replay_row(&mut self, table: &Arc<Table>, pk_entry: &[u8], row: &[u8]) -> Result<()> {
-        self.lock_for_writes(table)?;
-        let data = self.store.data.clone();
-        if table.primary().kind == IndexKind::Primary
-            && self.txn.get_for_update(&data, pk_entry, true)?.is_some()
-        {
-            return Err(duplicate(table, 0));
-        }
-        self.txn.insert(&data, pk_entry, row)?;
-        Ok(())
+        self.lock_new_primary_key(table, pk_entry)?;
+        self.insert_primary_entry(pk_entry, row)
     }
 
     fn replay_entry(
