@@ -772,6 +772,71 @@ enum riptide_status_t riptide_hbuild_add(struct riptide_hbuild_t *build,
                                          size_t pk_len,
                                          char **errmsg);
 
+// Makes `build` online (`ALTER TABLE ... ADD INDEX, LOCK=NONE`): from now on the table
+// records the primary key of every row writers change, so that the rows can be read at
+// one snapshot while writes go on; after `riptide_hbuild_finish`,
+// `riptide_hbuild_take_changed_rows` gives those keys. Call it while no transaction has
+// written the table (MariaDB: the exclusive metadata lock of the ALTER's prepare), before
+// the build's snapshot. `RIPTIDE_NOT_SUPPORTED` for a build that adds a unique index;
+// `RIPTIDE_BUSY` if the table changed since the build began.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `build` is NULL or a live build handle used
+// by no other thread; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_hbuild_capture_changes(struct riptide_handler_t *handler,
+                                                     struct riptide_hbuild_t *build,
+                                                     char **errmsg);
+
+// An online build, after `riptide_hbuild_finish` and once the table's writers are kept
+// out: takes the primary keys of the rows changed since `riptide_hbuild_capture_changes`
+// (in ascending order); `*count` is how many, each then read with
+// `riptide_hbuild_changed_row`. `RIPTIDE_INVALID_ARGUMENT` if the build is not online;
+// `RIPTIDE_NOT_SUPPORTED` if more rows changed than the record holds (128 MiB of keys).
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `count` and `errmsg`
+// are NULL or writable.
+enum riptide_status_t riptide_hbuild_take_changed_rows(struct riptide_hbuild_t *build,
+                                                       size_t *count,
+                                                       char **errmsg);
+
+// The primary key of changed row `i` (below the count of
+// `riptide_hbuild_take_changed_rows`): `*pk` points to `*pk_len` bytes owned by the
+// build, valid until its next take or its end. `RIPTIDE_INVALID_ARGUMENT` for an `i` out
+// of range.
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `pk`, `pk_len` and
+// `errmsg` are NULL or writable.
+enum riptide_status_t riptide_hbuild_changed_row(struct riptide_hbuild_t *build,
+                                                 size_t i,
+                                                 const char **pk,
+                                                 size_t *pk_len,
+                                                 char **errmsg);
+
+// Brings new index `index`'s entry of the row with primary key `(pk, pk_len)` from the key
+// `(old_key, old_len)` (its key at the build's snapshot; NULL: no row then) to `(new_key,
+// new_len)` (its key now; NULL: no row now). Equal keys write nothing. Only after
+// `riptide_hbuild_finish`.
+//
+// # Safety
+//
+// `build` is NULL or a live build handle used by no other thread; `(old_key, old_len)`,
+// `(new_key, new_len)` and `(pk, pk_len)` are NULL or that many readable bytes; `errmsg`
+// is NULL or writable.
+enum riptide_status_t riptide_hbuild_apply_change(struct riptide_hbuild_t *build,
+                                                  size_t index,
+                                                  const char *old_key,
+                                                  size_t old_len,
+                                                  const char *new_key,
+                                                  size_t new_len,
+                                                  const char *pk,
+                                                  size_t pk_len,
+                                                  char **errmsg);
+
 // Writes the build's last entries and checks its new unique indexes: `RIPTIDE_OK` when
 // none holds a value (without NULL parts) twice; `RIPTIDE_DUPLICATE_KEY` when one does,
 // with `*dup_index` its position in the build and `*dup_pk` (`*dup_pk_len` bytes,

@@ -1,7 +1,10 @@
 //! In-place index changes through the C ABI (`ALTER TABLE ... ADD INDEX / DROP INDEX,
 //! ALGORITHM=INPLACE` in the MariaDB plugin): `riptide_handler_begin_index_build`, then
 //! `riptide_hbuild_add` per row and new index, `riptide_hbuild_finish`, and
-//! `riptide_handler_commit_index_build` or `riptide_handler_abort_index_build`. See the
+//! `riptide_handler_commit_index_build` or `riptide_handler_abort_index_build`. An online
+//! build (`LOCK=NONE`) also calls `riptide_hbuild_capture_changes` before its snapshot, and
+//! `riptide_hbuild_take_changed_rows` / `riptide_hbuild_changed_row` /
+//! `riptide_hbuild_apply_change` after its finish. See the
 //! `riptide_handler` crate's `alter` module for what each step writes.
 
 use std::ffi::c_char;
@@ -9,7 +12,7 @@ use std::ffi::c_char;
 use riptide::Error;
 use riptide_handler::{BuildCheck, IndexBuild, IndexSlot, NewIndex};
 
-use crate::ffi_util::{CResult, ErrMsg, Out, arg_mut, arg_ref, bytes, into_handle};
+use crate::ffi_util::{CResult, ErrMsg, Out, arg_mut, arg_ref, bytes, into_handle, opt_bytes};
 use crate::handler_engine::{index_spec, riptide_handler_t, riptide_index_spec_t};
 use crate::handler_util::hguard;
 use crate::memory::malloc_bytes;
@@ -183,6 +186,152 @@ pub unsafe extern "C" fn riptide_hbuild_add(
     };
     hguard(errmsg, || {
         build?.build.add(index, key?, pk?)?;
+        Ok(())
+    })
+}
+
+/// Makes `build` online (`ALTER TABLE ... ADD INDEX, LOCK=NONE`): from now on the table
+/// records the primary key of every row writers change, so that the rows can be read at
+/// one snapshot while writes go on; after `riptide_hbuild_finish`,
+/// `riptide_hbuild_take_changed_rows` gives those keys. Call it while no transaction has
+/// written the table (MariaDB: the exclusive metadata lock of the ALTER's prepare), before
+/// the build's snapshot. `RIPTIDE_NOT_SUPPORTED` for a build that adds a unique index;
+/// `RIPTIDE_BUSY` if the table changed since the build began.
+///
+/// # Safety
+///
+/// `handler` is NULL or a live handler handle; `build` is NULL or a live build handle used
+/// by no other thread; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbuild_capture_changes(
+    handler: *mut riptide_handler_t,
+    build: *mut riptide_hbuild_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handles `handler` and
+    // `build` and the out-parameter `errmsg`.
+    let (handler, build, errmsg) = unsafe {
+        (
+            arg_ref(handler, "handler"),
+            arg_mut(build, "build"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (h, build) = (handler?, build?);
+        h.engine.capture_build_changes(&mut build.build)?;
+        Ok(())
+    })
+}
+
+/// An online build, after `riptide_hbuild_finish` and once the table's writers are kept
+/// out: takes the primary keys of the rows changed since `riptide_hbuild_capture_changes`
+/// (in ascending order); `*count` is how many, each then read with
+/// `riptide_hbuild_changed_row`. `RIPTIDE_INVALID_ARGUMENT` if the build is not online;
+/// `RIPTIDE_NOT_SUPPORTED` if more rows changed than the record holds (128 MiB of keys).
+///
+/// # Safety
+///
+/// `build` is NULL or a live build handle used by no other thread; `count` and `errmsg`
+/// are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbuild_take_changed_rows(
+    build: *mut riptide_hbuild_t,
+    count: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `build` and the
+    // out-parameters `count` and `errmsg`.
+    let (build, count, errmsg) = unsafe {
+        (
+            arg_mut(build, "build"),
+            Out::new(count, "count"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (build, count) = (build?, count?);
+        count.set(build.build.take_changed_rows()?);
+        Ok(())
+    })
+}
+
+/// The primary key of changed row `i` (below the count of
+/// `riptide_hbuild_take_changed_rows`): `*pk` points to `*pk_len` bytes owned by the
+/// build, valid until its next take or its end. `RIPTIDE_INVALID_ARGUMENT` for an `i` out
+/// of range.
+///
+/// # Safety
+///
+/// `build` is NULL or a live build handle used by no other thread; `pk`, `pk_len` and
+/// `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hbuild_changed_row(
+    build: *mut riptide_hbuild_t,
+    i: usize,
+    pk: *mut *const c_char,
+    pk_len: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `build` and the
+    // out-parameters.
+    let (build, pk, pk_len, errmsg) = unsafe {
+        (
+            arg_mut(build, "build"),
+            Out::new(pk, "pk"),
+            Out::new(pk_len, "pk_len"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (build, pk, pk_len) = (build?, pk?, pk_len?);
+        let key = build
+            .build
+            .changed_row(i)
+            .ok_or_else(|| Error::invalid_argument(format!("changed row #{i} does not exist")))?;
+        pk.set(key.as_ptr().cast::<c_char>());
+        pk_len.set(key.len());
+        Ok(())
+    })
+}
+
+/// Brings new index `index`'s entry of the row with primary key `(pk, pk_len)` from the key
+/// `(old_key, old_len)` (its key at the build's snapshot; NULL: no row then) to `(new_key,
+/// new_len)` (its key now; NULL: no row now). Equal keys write nothing. Only after
+/// `riptide_hbuild_finish`.
+///
+/// # Safety
+///
+/// `build` is NULL or a live build handle used by no other thread; `(old_key, old_len)`,
+/// `(new_key, new_len)` and `(pk, pk_len)` are NULL or that many readable bytes; `errmsg`
+/// is NULL or writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn riptide_hbuild_apply_change(
+    build: *mut riptide_hbuild_t,
+    index: usize,
+    old_key: *const c_char,
+    old_len: usize,
+    new_key: *const c_char,
+    new_len: usize,
+    pk: *const c_char,
+    pk_len: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `build`, the
+    // optional byte strings `old_key` and `new_key`, the byte string `pk`, and `errmsg`.
+    let (build, old, new, pk, errmsg) = unsafe {
+        (
+            arg_mut(build, "build"),
+            opt_bytes(old_key, old_len, "old_key"),
+            opt_bytes(new_key, new_len, "new_key"),
+            bytes(pk, pk_len, "pk"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (build, old, new, pk) = (build?, old?, new?, pk?);
+        build.build.apply_change(index, old, new, pk)?;
         Ok(())
     })
 }

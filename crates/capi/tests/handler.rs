@@ -818,3 +818,193 @@ fn a_bulk_load_held_across_sessions_through_the_c_abi() {
         riptide_handler_destroy(h);
     }
 }
+
+/// Creates table `name` with a primary key alone through handler `h` and opens it.
+///
+/// # Safety
+///
+/// `h` is a live handler handle; the table handle returned is released by the caller.
+unsafe fn create_pk_table(h: *mut riptide_handler_t, name: &[u8]) -> *mut riptide_htable_t {
+    let mut err: *mut c_char = null_mut();
+    let specs = [riptide_index_spec_t {
+        kind: RIPTIDE_INDEX_PRIMARY,
+        unique: true,
+        key_parts: 1,
+        name: c"PRIMARY".as_ptr(),
+    }];
+    let mut tab = null_mut();
+    // SAFETY: `h` is live (this function's contract); `specs` and `name` are readable for
+    // their lengths; `tab` and `err` are local out-parameters.
+    unsafe {
+        check(
+            riptide_handler_create_table(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                specs.as_ptr(),
+                1,
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+    }
+    tab
+}
+
+/// An online index build through the C ABI: the table records the row a session inserts
+/// during the build; the build gives its primary key after the finish, applies the change,
+/// and commits; misuse gets an error, not a crash.
+#[test]
+fn an_online_index_build_through_the_c_abi() {
+    let t = TestDb::open();
+    let mut err: *mut c_char = null_mut();
+    let mut h = null_mut();
+    // SAFETY: every pointer below is a live handle or a local out-parameter, every byte
+    // string is readable for its length, and handles are freed once, children first.
+    unsafe {
+        check(riptide_handler_open(t.db, &mut h, &mut err), err);
+        let name = b"./db/online";
+        let tab = create_pk_table(h, name);
+        let new = [riptide_new_index_t {
+            spec: riptide_index_spec_t {
+                kind: RIPTIDE_INDEX_SECONDARY,
+                unique: false,
+                key_parts: 1,
+                name: c"b".as_ptr(),
+            },
+            null_offsets: null(),
+            n_null_offsets: 0,
+        }];
+        let mut build = null_mut();
+        check(
+            riptide_handler_begin_index_build(
+                h,
+                name.as_ptr().cast(),
+                name.len(),
+                new.as_ptr(),
+                1,
+                &mut build,
+                &mut err,
+            ),
+            err,
+        );
+        check(riptide_hbuild_capture_changes(h, build, &mut err), err);
+        let mut s = null_mut();
+        check(
+            riptide_hsession_begin(h, RIPTIDE_HISO_READ_COMMITTED, 1000, &mut s, &mut err),
+            err,
+        );
+        check(
+            riptide_hsession_insert(
+                s,
+                tab,
+                c"z".as_ptr(),
+                1,
+                null(),
+                0,
+                c"row".as_ptr(),
+                3,
+                null_mut(),
+                null_mut(),
+                &mut err,
+            ),
+            err,
+        );
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+        // Before the finish, a change is refused.
+        let st = riptide_hbuild_apply_change(
+            build,
+            0,
+            null(),
+            0,
+            c"k".as_ptr(),
+            1,
+            c"z".as_ptr(),
+            1,
+            &mut err,
+        );
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        let (mut dup_index, mut dup_pk, mut dup_len) = (0, null_mut(), 0);
+        check(
+            riptide_hbuild_finish(build, &mut dup_index, &mut dup_pk, &mut dup_len, &mut err),
+            err,
+        );
+        let mut count = 0;
+        check(
+            riptide_hbuild_take_changed_rows(build, &mut count, &mut err),
+            err,
+        );
+        assert_eq!(count, 1);
+        let (mut pk, mut pk_len) = (null(), 0);
+        check(
+            riptide_hbuild_changed_row(build, 0, &mut pk, &mut pk_len, &mut err),
+            err,
+        );
+        assert_eq!(std::slice::from_raw_parts(pk.cast::<u8>(), pk_len), b"z");
+        let st = riptide_hbuild_changed_row(build, 1, &mut pk, &mut pk_len, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        // A NULL key with a length is refused; NULL and 0 is "no row".
+        let st = riptide_hbuild_apply_change(
+            build,
+            0,
+            null(),
+            3,
+            c"k".as_ptr(),
+            1,
+            c"z".as_ptr(),
+            1,
+            &mut err,
+        );
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        check(
+            riptide_hbuild_apply_change(
+                build,
+                0,
+                null(),
+                0,
+                c"k".as_ptr(),
+                1,
+                c"z".as_ptr(),
+                1,
+                &mut err,
+            ),
+            err,
+        );
+        let order = [
+            riptide_index_slot_t {
+                is_new: false,
+                position: 0,
+            },
+            riptide_index_slot_t {
+                is_new: true,
+                position: 0,
+            },
+        ];
+        check(
+            riptide_handler_commit_index_build(h, build, order.as_ptr(), 2, null(), 0, &mut err),
+            err,
+        );
+        riptide_htable_release(tab);
+        let mut tab = null_mut();
+        check(
+            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
+            err,
+        );
+        assert_eq!(riptide_htable_index_count(tab), 2);
+        riptide_htable_release(tab);
+        check(riptide_handler_close(h, &mut err), err);
+        riptide_handler_destroy(h);
+    }
+}

@@ -209,6 +209,18 @@ fn lock_wait_functions_refuse_null_and_unknown_lock_modes() {
         expect(st, err, INVALID, "`bulk`");
         assert_eq!(riptide_hbulk_rows(null()), 0);
         riptide_hbulk_destroy(null_mut());
+        // Online index builds: NULL handles and out-parameters.
+        let st = riptide_hbuild_capture_changes(null_mut(), null_mut(), &mut err);
+        expect(st, err, INVALID, "`handler`");
+        let mut count = 0usize;
+        let st = riptide_hbuild_take_changed_rows(null_mut(), &mut count, &mut err);
+        expect(st, err, INVALID, "`build`");
+        let (mut pk, mut pk_len) = (null(), 0usize);
+        let st = riptide_hbuild_changed_row(null_mut(), 0, &mut pk, &mut pk_len, &mut err);
+        expect(st, err, INVALID, "`build`");
+        let st =
+            riptide_hbuild_apply_change(null_mut(), 0, null(), 0, null(), 0, null(), 0, &mut err);
+        expect(st, err, INVALID, "`build`");
         // NULL is a no-op for the functions that return nothing.
         riptide_hinterrupt_fire(null());
         riptide_hinterrupt_destroy(null_mut());

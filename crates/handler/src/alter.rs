@@ -4,8 +4,11 @@
 //! 1. [`HandlerEngine::begin_index_build`] allocates the new indexes' ids and records each as
 //!    being built (`B` + id, FORMAT.md); a build left by a crash is range-deleted at the next
 //!    open ([`HandlerEngine::drop_unfinished_builds`]).
-//! 2. The caller reads every row once (at a snapshot, while writers are kept out: MariaDB's
-//!    `LOCK=SHARED`) and hands each new index's entry to [`IndexBuild::add`]. Entries go to
+//! 2. The caller reads every row once, at a snapshot, and hands each new index's entry to
+//!    [`IndexBuild::add`]. Writers are kept out meanwhile (MariaDB's `LOCK=SHARED`), or, for
+//!    an *online* build of non-unique indexes (`LOCK=NONE`), they go on and the table
+//!    records the rows they change ([`HandlerEngine::capture_build_changes`], before the
+//!    snapshot; [`crate::capture`]). Entries go to
 //!    an external sort ([`riptide::Db::external_sorter`]: memory bounded by the engine's
 //!    `sort_buffer_size`, sorted runs spilled to temporary files).
 //! 3. [`IndexBuild::finish`] merges the sort into one stream in key order and, for a unique
@@ -14,7 +17,11 @@
 //!    stream becomes table files ingested straight into the deepest level they fit
 //!    ([`riptide::Db::ingest_writer`]): no WAL, no memtable, no compaction through the
 //!    levels above. Nothing reads them until the definition names their index.
-//! 4. [`HandlerEngine::commit_index_build`] writes, in one batch: the new definition
+//! 4. An online build, once writers are kept out again: [`IndexBuild::take_changed_rows`]
+//!    gives the changed rows' primary keys; the caller reads each at the snapshot and as it
+//!    is now, and [`IndexBuild::apply_change`] writes the difference of the new indexes'
+//!    keys (tombstones and entries above the ingested files).
+//! 5. [`HandlerEngine::commit_index_build`] writes, in one batch: the new definition
 //!    (existing indexes kept with their ids, dropped ones gone, new ones added, in the
 //!    caller's order), one range delete per dropped index, the end of the build records and
 //!    the caller's version of the definition (`D` + name, what MariaDB's crash recovery of
@@ -26,6 +33,8 @@ use std::sync::Arc;
 use riptide::sort::ExternalSorter;
 use riptide::{Error, WriteBatch};
 
+use crate::bulk::BulkSink;
+use crate::capture::CaptureError;
 use crate::engine::{HandlerEngine, name_str};
 use crate::error::Result;
 use crate::format::{
@@ -33,6 +42,7 @@ use crate::format::{
     build_prefix, decode_secondary_entry, definition_version_key, entry_index_id, index_key_range,
     prefix_successor, secondary_entry, table_key,
 };
+use crate::session::SessionOptions;
 use crate::table::{Store, Table, load_counters};
 use riptide::ReadOptions;
 
@@ -91,6 +101,25 @@ pub struct IndexBuild {
     /// The caller data the commit records ([`IndexBuild::set_caller_data`]); `None` keeps
     /// the table's.
     caller_data: Option<Vec<u8>>,
+    /// An online build: the table whose writers' changes are recorded
+    /// ([`HandlerEngine::capture_build_changes`]); the record stops when the build ends.
+    captured: Option<Arc<Table>>,
+    /// The changed rows' primary keys, taken by [`IndexBuild::take_changed_rows`].
+    changed: Vec<Vec<u8>>,
+    /// Entries of the new indexes written by [`IndexBuild::apply_change`], not yet written.
+    pending: WriteBatch,
+    pending_bytes: usize,
+}
+
+/// [`IndexBuild::apply_change`] writes its entries in batches of about this many bytes.
+const APPLY_BATCH_BYTES: usize = 4 << 20;
+
+impl Drop for IndexBuild {
+    fn drop(&mut self) {
+        if let Some(table) = self.captured.take() {
+            table.capture().stop();
+        }
+    }
 }
 
 impl std::fmt::Debug for IndexBuild {
@@ -206,6 +235,103 @@ impl IndexBuild {
         Ok(BuildCheck::Unique)
     }
 
+    /// An online build, after [`IndexBuild::finish`] and once the table's writers are kept
+    /// out (MariaDB's exclusive metadata lock of the ALTER's commit): takes the primary keys
+    /// of the rows changed since the capture began, in ascending order, and returns how many
+    /// (each is then [`IndexBuild::changed_row`]). For each, the caller reads the row at the
+    /// snapshot the build read and as it is now, and passes the new indexes' keys of both to
+    /// [`IndexBuild::apply_change`]. `InvalidArgument` if the build is not online;
+    /// `NotSupported` if more rows changed than the capture holds
+    /// ([`crate::capture::CAPTURE_MAX_BYTES`]).
+    pub fn take_changed_rows(&mut self) -> Result<usize> {
+        let table = self.captured.as_ref().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "index build of table {}: not an online build (no changes were recorded)",
+                name_str(&self.name)
+            ))
+        })?;
+        self.changed = table.capture().take().map_err(|e| match e {
+            CaptureError::NotStarted => Error::invalid_argument(format!(
+                "index build of table {}: the change capture is not on",
+                name_str(&self.name)
+            )),
+            CaptureError::Overflowed { keys } => Error::not_supported(format!(
+                "online index build of table {}: more rows changed during the build than \
+                 its record of changed rows holds ({} MiB of primary keys, {keys} rows \
+                 recorded); run the ALTER TABLE again with LOCK=SHARED, or when fewer \
+                 writes go on",
+                name_str(&self.name),
+                crate::capture::CAPTURE_MAX_BYTES >> 20
+            )),
+        })?;
+        Ok(self.changed.len())
+    }
+
+    /// The primary key of changed row `i` of [`IndexBuild::take_changed_rows`].
+    pub fn changed_row(&self, i: usize) -> Option<&[u8]> {
+        self.changed.get(i).map(Vec::as_slice)
+    }
+
+    /// Brings new index `n`'s entry of the row with primary key `pk` from `old` (its key
+    /// when the build read the row; `None`: no row then) to `new` (its key now; `None`: no
+    /// row now). Equal keys write nothing. Only after [`IndexBuild::finish`] (which needs
+    /// the new indexes' ranges empty); the entries are written before the commit's batch.
+    pub fn apply_change(
+        &mut self,
+        n: usize,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+        pk: &[u8],
+    ) -> Result<()> {
+        if self.sorter.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "index build of table {}: a change applied before the build finished",
+                name_str(&self.name)
+            ))
+            .into());
+        }
+        let id = self
+            .new
+            .get(n)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "index build of table {}: new index #{n} does not exist (the build adds \
+                     {})",
+                    name_str(&self.name),
+                    self.new.len()
+                ))
+            })?
+            .id;
+        if old == new {
+            return Ok(());
+        }
+        if let Some(key) = old {
+            let entry = secondary_entry(id, key, pk)?;
+            self.pending_bytes += entry.len();
+            self.pending.delete_cf(&self.store.data, &entry);
+        }
+        if let Some(key) = new {
+            let entry = secondary_entry(id, key, pk)?;
+            self.pending_bytes += entry.len();
+            self.pending.put_cf(&self.store.data, &entry, b"");
+        }
+        if self.pending_bytes >= APPLY_BATCH_BYTES {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the entries [`IndexBuild::apply_change`] gathered (nothing reads the new
+    /// indexes before the commit; a crash leaves them to the next open, which removes them).
+    fn write_pending(&mut self) -> Result<()> {
+        if self.pending_bytes > 0 {
+            let batch = std::mem::take(&mut self.pending);
+            self.pending_bytes = 0;
+            self.store.db.write(batch)?;
+        }
+        Ok(())
+    }
+
     fn malformed(&self, entry: &[u8]) -> Error {
         Error::corruption(format!(
             "index build of table {}: sorted entry {:02x?} is malformed",
@@ -275,7 +401,55 @@ impl HandlerEngine {
             entries: 0,
             ingested: None,
             caller_data: None,
+            captured: None,
+            changed: Vec::new(),
+            pending: WriteBatch::new(),
+            pending_bytes: 0,
         })
+    }
+
+    /// Makes `build` online: from now on, the primary keys of the rows writers change in the
+    /// table are recorded ([`crate::capture`]), so that the build can read the rows at a
+    /// snapshot while writes go on, and bring the new indexes up to date at the end
+    /// ([`IndexBuild::take_changed_rows`]). Call it while no transaction has written the
+    /// table (MariaDB: the exclusive metadata lock of the ALTER's prepare), before the
+    /// build's snapshot. It waits for a bulk load committing into the table to finish (the
+    /// table's write lock); a bulk load that holds rows of the table is refused at its
+    /// commit while the build runs. `NotSupported` for a build that adds a unique index
+    /// (writers would have to check the new index; build it with writers kept out);
+    /// `Busy` if the table changed since the build began.
+    pub fn capture_build_changes(&self, build: &mut IndexBuild) -> Result<()> {
+        if let Some(ix) = build.new.iter().find(|ix| ix.unique) {
+            return Err(Error::not_supported(format!(
+                "online index build of table {}: unique index `{}` cannot be built while \
+                 writers go on (LOCK=SHARED builds it)",
+                name_str(&build.name),
+                ix.name
+            ))
+            .into());
+        }
+        let table = self.open_table(&build.name)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "online index build: table {} does not exist",
+                name_str(&build.name)
+            ))
+        })?;
+        if table.def() != &build.base {
+            return Err(Error::busy(format!(
+                "online index build of table {}: the table's definition changed since the \
+                 build began",
+                name_str(&build.name)
+            ))
+            .into());
+        }
+        // A bulk load's commit holds the write lock exclusive from its check of the capture
+        // to its ingest: the capture begins before or after all of it.
+        let mut locker = self.begin_session(SessionOptions::default())?;
+        locker.lock_for_ingest(&table)?;
+        table.capture().start();
+        locker.rollback()?;
+        build.captured = Some(table);
+        Ok(())
     }
 
     /// Ends `build` by making it the table's definition: the indexes in `order` (each an
@@ -294,7 +468,11 @@ impl HandlerEngine {
         version: &[u8],
     ) -> Result<Arc<Table>> {
         let _ddl = self.ddl_lock();
-        let (def, dropped) = match self.write_index_change(&build, order, version) {
+        let mut build = build;
+        let written = build
+            .write_pending()
+            .and_then(|()| self.write_index_change(&build, order, version));
+        let (def, dropped) = match written {
             Ok(done) => done,
             Err(e) => {
                 if let Err(undo) = self.discard_indexes(build.base.table_id, &build.new) {

@@ -55,6 +55,10 @@
 //!   writes. A statement that fails inside a multi-statement
 //!   transaction after adding bulk rows cannot take them back alone: the transaction is
 //!   then refused at commit (and rolled back).
+//! - **Online index builds** ([`crate::HandlerEngine::capture_build_changes`]): while one
+//!   runs on a table, its new rows do not take the bulk path (an ingest would bypass the
+//!   build's record of changed rows), and a load that took rows of the table before the
+//!   build began is refused at its commit (`Busy`), writing nothing.
 //! - **Not supported** with two-phase commit (XA, or the binary log's): `prepare` refuses a
 //!   transaction holding bulk rows.
 //! - **A load across transactions** ([`HeldBulkLoad`]): a load can be taken out of a
@@ -355,6 +359,19 @@ impl BulkLoad {
             return Err(Error::invalid_argument(format!(
                 "bulk load refused: table id {} was dropped or changed (DROP, ALTER or \
                  TRUNCATE) while the load held {} of its rows; nothing of the load is \
+                 written",
+                bt.table.id(),
+                bt.rows
+            ))
+            .into());
+        }
+        // An online index build of a table began while the load held rows of it: they
+        // would bypass the build's record of changed rows (rows inserted after the build
+        // began go the ordinary way, Session::bulk_accepts).
+        if let Some(bt) = self.tables.iter().find(|t| t.table.is_capturing_changes()) {
+            return Err(Error::busy(format!(
+                "bulk load refused: an online index build (ALTER TABLE ... LOCK=NONE) of \
+                 table id {} began while the load held {} of its rows; nothing of the load is \
                  written",
                 bt.table.id(),
                 bt.rows

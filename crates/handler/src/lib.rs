@@ -38,6 +38,7 @@
 
 mod alter;
 pub mod bulk;
+pub mod capture;
 mod check;
 mod cursor;
 mod engine;

@@ -638,6 +638,7 @@ impl Session {
         if loading || (self.bulk_enabled && self.bulk_accepts(table)?) {
             return self.bulk_insert(table, pk, keys, row);
         }
+        table.capture().note(pk);
         let pk_key = primary_key(table.primary().id, pk);
         self.lock_new_primary_key(table, &pk_key)?;
         for (i, k) in keys.iter().enumerate() {
@@ -680,6 +681,11 @@ impl Session {
 
     /// Whether `table`'s rows take the bulk path in this transaction (see [`crate::bulk`]).
     fn bulk_accepts(&mut self, table: &Arc<Table>) -> Result<bool> {
+        // An online index build records the rows writers change; an ingest would bypass
+        // that record, so the rows go the ordinary way while it runs.
+        if table.is_capturing_changes() {
+            return Ok(false);
+        }
         let wrote_before = self.deltas.iter().any(|(t, _)| Arc::ptr_eq(t, table))
             || (1..table.index_count()).any(|n| self.wrote_index(table, n));
         let store = Arc::clone(&self.store);
@@ -751,6 +757,10 @@ impl Session {
         let old_key = primary_key(pid, old_pk);
         let new_key = primary_key(pid, new_pk);
         let moved = old_pk != new_pk;
+        table.capture().note(old_pk);
+        if moved {
+            table.capture().note(new_pk);
+        }
         let new_unique = old_keys
             .iter()
             .zip(new_keys)
@@ -815,6 +825,7 @@ impl Session {
     ) -> Result<()> {
         check_key_count(table, keys)?;
         check_pk_len(table, pk)?;
+        table.capture().note(pk);
         let data = self.store.data.clone();
         self.txn
             .delete(&data, &primary_key(table.primary().id, pk))?;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use parking_lot::Mutex;
 use riptide::{ColumnFamily, Db, ReadOptions};
 
+use crate::capture::ChangeCapture;
 use crate::error::Result;
 use crate::format::{
     self, IndexDef, IndexKind, StoredCounters, TableDef, be32, counters_key, encode_counters,
@@ -54,6 +55,8 @@ pub struct Table {
     rows: AtomicI64,
     /// Set by [`Table::forbid_bulk_load`].
     bulk_forbidden: AtomicBool,
+    /// The rows changed while an index of the table is built online ([`crate::capture`]).
+    capture: ChangeCapture,
 }
 
 impl std::fmt::Debug for Table {
@@ -84,6 +87,7 @@ impl Table {
             }),
             rows: AtomicI64::new(rows),
             bulk_forbidden: AtomicBool::new(false),
+            capture: ChangeCapture::default(),
         })
     }
 
@@ -433,6 +437,17 @@ impl Table {
     /// Marks the table dropped: its counters record is never written again.
     pub(crate) fn mark_dropped(&self) {
         self.counters.lock().dropped = true;
+    }
+
+    /// The record of rows changed during an online index build ([`crate::capture`]).
+    pub(crate) fn capture(&self) -> &ChangeCapture {
+        &self.capture
+    }
+
+    /// Whether an online index build of this table is recording its writers' changes: a
+    /// bulk load does not take the table's rows then ([`crate::bulk`]).
+    pub fn is_capturing_changes(&self) -> bool {
+        self.capture.is_on()
     }
 
     /// Whether this handle is stale: the table was dropped, or replaced by a DDL statement
