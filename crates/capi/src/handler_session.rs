@@ -10,7 +10,8 @@ use riptide::{Error, InterruptHandle, LockedRead};
 use riptide_handler::{HandlerError, HeldBulkLoad, Isolation, Session, SessionOptions};
 
 use crate::ffi_util::{
-    CResult, ErrMsg, Out, arg_mut, arg_opt_mut, arg_ref, bytes, destroy_handle, into_handle, query,
+    CResult, ErrMsg, Out, arg_mut, arg_opt_mut, arg_ref, bytes, destroy_handle, into_handle,
+    null_arg, query,
 };
 use crate::handler_cursor::riptide_hcursor_t;
 use crate::handler_engine::riptide_handler_t;
@@ -377,7 +378,7 @@ pub unsafe extern "C" fn riptide_hsession_attach_bulk_load(
     };
     hguard(errmsg, || {
         let session = session?;
-        let held = held.ok_or_else(|| crate::ffi_util::null_arg("bulk"))?;
+        let held = held.ok_or_else(|| null_arg("bulk"))?;
         session.session.attach_bulk_load(held)
     })
 }
