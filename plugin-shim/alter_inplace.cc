@@ -7,19 +7,32 @@
 
   - check_if_supported_inplace_alter: index additions and drops of secondary indexes, or
     column changes (INSTANT_COLUMN_CHANGES; not both in one statement), and what changes
-    the .frm alone (key order, comments, ignorability, a rename of the table). Anything
+    the .frm alone (key order, comments, the table's COMMENT, ignorability, a rename of
+    the table). Anything
     else (a type change, the primary key, FULLTEXT/SPATIAL, long UNIQUE hash keys, a changed
-    prefix length, partitioned tables) is left to the copy. Adding an index takes
-    LOCK=SHARED (reads go on, writes wait: the build reads one snapshot of the rows, and a
-    write meanwhile would miss the new index); dropping alone and column changes take no
-    lock until the commit.
+    prefix length, partitioned tables) is left to the copy. Adding non-unique indexes is
+    online (LOCK=NONE: HA_ALTER_INPLACE_NOCOPY_NO_LOCK, the exclusive metadata lock only
+    for the prepare and the commit); adding a UNIQUE index takes LOCK=SHARED (reads go on,
+    writes wait: each write would have to check the new index); dropping alone and column
+    changes take no lock until the commit.
   - prepare: riptide_handler_begin_index_build allocates the new indexes' ids and records
     the build, so that a crash leaves nothing (the next start removes its entries). A column
     change computes the table's next row layout (Riptide_row_layout, record_codec.h).
+  - prepare of an online build: riptide_hbuild_capture_changes makes the table record the
+    primary key of every row writers change from then on (under the exclusive lock: no
+    transaction has written the table yet).
   - inplace: one scan of the primary key in a session of its own; each row's key tuples
     for the new indexes (the new table's codec: same columns, new keys) go to
     riptide_hbuild_add; riptide_hbuild_finish finds a duplicate of a new UNIQUE index
     (ER_DUP_ENTRY with the value, as InnoDB).
+  - commit of an online build (apply_online_changes, under the exclusive lock again: every
+    writer has finished): each recorded row is read at the scan's snapshot (its session
+    kept open) and as it is now; riptide_hbuild_apply_change moves the new indexes' entries
+    from the keys of the one to those of the other. The record holds at most 128 MiB of
+    keys: beyond that the ALTER fails and the table stays as it was (as InnoDB's
+    innodb_online_alter_log_max_size). A bulk load holding rows of the table when the build
+    began is refused at its commit; one that begins during the build writes the ordinary
+    way.
   - commit: riptide_handler_commit_index_build writes the new index list (kept indexes by
     name, new ones where the new table has them) and the row layout
     (riptide_hbuild_set_caller_data), range-deletes the dropped indexes, and records the new
@@ -79,11 +92,24 @@ public:
   /* The row layout the commit records (Riptide_row_layout::serialize) after a column is
      added, dropped or moved; empty: the table's stays. */
   std::string layout;
+  /* An online build (LOCK=NONE): writers go on during inplace_alter_table, and the table
+     records the rows they change (riptide_hbuild_capture_changes). */
+  bool online= false;
+  /* An online build's scan session, kept open until the commit: the rows at the snapshot
+     the build read, against which the changed rows are compared. */
+  riptide_hsession_t *snapshot= nullptr;
 
   ~Riptide_inplace_ctx() override { abort(); }
 
+  void release_snapshot()
+  {
+    riptide_hsession_destroy(snapshot);
+    snapshot= nullptr;
+  }
+
   void abort()
   {
+    release_snapshot();
     if (!build)
       return;
     char *err= nullptr;
@@ -119,6 +145,18 @@ uint new_key_number(const TABLE *altered_table, const Alter_inplace_info *ha_alt
     if (!my_strcasecmp(system_charset_info, altered_table->key_info[i].name.str, k->name.str))
       return i;
   return MAX_KEY;
+}
+
+/* Whether one of the added indexes is UNIQUE (then the build keeps writers out). */
+bool adds_unique_index(const TABLE *altered_table, const Alter_inplace_info *ha_alter_info)
+{
+  for (uint j= 0; j < ha_alter_info->index_add_count; j++)
+  {
+    uint keynr= new_key_number(altered_table, ha_alter_info, j);
+    if (keynr == MAX_KEY || (altered_table->key_info[keynr].flags & HA_NOSAME))
+      return true;
+  }
+  return false;
 }
 
 /* Whether `f`'s DEFAULT is an expression whose value differs between rows (InnoDB's test:
@@ -274,8 +312,19 @@ ha_riptide::check_if_supported_inplace_alter(TABLE *altered_table,
 {
   alter_table_operations ops= ha_alter_info->handler_flags;
   bool columns= ops & INSTANT_COLUMN_CHANGES;
-  if (ops & ~((columns ? INSTANT_COLUMN_CHANGES : INDEX_CHANGES) | FRM_ONLY))
+  /* A new table COMMENT is the .frm's alone; other table options (AUTO_INCREMENT=,
+     ROW_FORMAT, ...) go to the copy. */
+  alter_table_operations frm_only= FRM_ONLY;
+  if (!(ha_alter_info->create_info->used_fields & ~ulong(HA_CREATE_USED_COMMENT)))
+    frm_only|= ALTER_OPTIONS;
+  if (ops & ~((columns ? INSTANT_COLUMN_CHANGES : INDEX_CHANGES) | frm_only))
+  {
+    /* The reason the server gives with LOCK=NONE, as InnoDB's. */
+    if (ops & ALTER_STORED_COLUMN_TYPE)
+      ha_alter_info->unsupported_reason=
+          my_get_err_msg(ER_ALTER_OPERATION_NOT_SUPPORTED_REASON_COLUMN_TYPE);
     return HA_ALTER_INPLACE_NOT_SUPPORTED;
+  }
   /* A partitioned table, a temporary one, or a change of the primary key (a UNIQUE NOT
      NULL key the server would promote to primary key included): the copy. */
   if (open_name.find("#P#") != std::string::npos || table->s->tmp_table != NO_TMP_TABLE ||
@@ -303,8 +352,13 @@ ha_riptide::check_if_supported_inplace_alter(TABLE *altered_table,
       return HA_ALTER_INPLACE_NOT_SUPPORTED;
     }
   }
-  return ha_alter_info->index_add_count ? HA_ALTER_INPLACE_SHARED_LOCK
-                                        : HA_ALTER_INPLACE_NO_LOCK;
+  if (!ha_alter_info->index_add_count)
+    return HA_ALTER_INPLACE_NO_LOCK;
+  /* Non-unique indexes are built while writers go on (the exclusive lock only for the
+     prepare, which starts recording the rows writers change, and for the commit); a
+     unique one keeps writers out (each would have to check the new index). */
+  return adds_unique_index(altered_table, ha_alter_info) ? HA_ALTER_INPLACE_SHARED_LOCK
+                                                         : HA_ALTER_INPLACE_NOCOPY_NO_LOCK;
 }
 
 bool ha_riptide::prepare_inplace_alter_table(TABLE *altered_table,
@@ -401,6 +455,22 @@ bool ha_riptide::prepare_inplace_alter_table(TABLE *altered_table,
                     table->s->table_name.str, riptide_take_message(st, err).c_str());
     return true;
   }
+  /* Writers go on during the build (the server downgrades its lock after this prepare,
+     which runs under the exclusive one: no transaction has written the table): from now
+     on the table records the rows they change, for the commit to bring the new indexes up
+     to date (apply_online_changes). */
+  if (ha_alter_info->online && !specs.empty())
+  {
+    st= riptide_hbuild_capture_changes(riptide_handler, ctx->build, &err);
+    if (st != RIPTIDE_OK)
+    {
+      ctx->abort();
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: %s", MYF(0),
+                      table->s->table_name.str, riptide_take_message(st, err).c_str());
+      return true;
+    }
+    ctx->online= true;
+  }
   return false;
 }
 
@@ -455,7 +525,11 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
     }
   }
   riptide_hcursor_destroy(c);
-  riptide_hsession_destroy(s);
+  /* An online build compares the rows writers changed with this snapshot at its commit. */
+  if (ctx->online)
+    ctx->snapshot= s;
+  else
+    riptide_hsession_destroy(s);
   size_t dup_index= 0, dup_pk_len= 0;
   char *dup_pk= nullptr;
   if (st == RIPTIDE_OK && !failed)
@@ -487,6 +561,107 @@ bool ha_riptide::inplace_alter_table(TABLE *altered_table, Alter_inplace_info *h
     return true;
   }
   return false;
+}
+
+/* Reads row `pk` through session `s` into `rec` and encodes its keys of the added
+   indexes into `keys`; `*found` tells whether the row exists. False, with the error
+   raised, on a failure. */
+bool ha_riptide::online_row_keys(riptide_hsession_t *s, Riptide_codec *alt,
+                                 const std::vector<uint> &added, const char *pk,
+                                 size_t pk_len, uchar *rec, std::string *blobs,
+                                 std::vector<std::string> *keys, bool *found)
+{
+  char *v= nullptr, *err= nullptr;
+  size_t len= 0;
+  riptide_status_t st= riptide_hsession_get_row(s, share->table, pk, pk_len,
+                                                RIPTIDE_ROW_LOCK_NONE, &v, &len, found, &err);
+  if (st != RIPTIDE_OK)
+  {
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: reading a row "
+                    "changed during the build: %s", MYF(0), table->s->table_name.str,
+                    riptide_take_message(st, err).c_str());
+    return false;
+  }
+  std::string failure;
+  bool ok= !*found || codec.unpack_row(v, len, pk, pk_len, rec, blobs, &failure);
+  riptide_free_value(v, len);
+  if (!ok)
+  {
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: %s", MYF(0),
+                    table->s->table_name.str, failure.c_str());
+    return false;
+  }
+  if (*found)
+    for (size_t n= 0; n < added.size(); n++)
+    {
+      bool has_null= false;
+      alt->encode_key(added[n], rec, &(*keys)[n], &has_null);
+    }
+  return true;
+}
+
+/* The end of an online build, under the commit's exclusive lock (every writer has
+   finished): each row writers changed since the build began is read at the build's
+   snapshot and as it is now, and the new indexes' entries go from the keys of the one to
+   those of the other. False, with the error raised, on a failure. */
+bool ha_riptide::apply_online_changes(TABLE *altered_table, riptide_hbuild_t *build,
+                                      riptide_hsession_t *snapshot,
+                                      const std::vector<uint> &added)
+{
+  if (!snapshot)
+  {
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: the build's scan "
+                    "did not run", MYF(0), table->s->table_name.str);
+    return false;
+  }
+  char *err= nullptr;
+  size_t count= 0;
+  riptide_status_t st= riptide_hbuild_take_changed_rows(build, &count, &err);
+  riptide_hsession_t *now= nullptr;
+  if (st == RIPTIDE_OK)
+    st= riptide_hsession_begin(riptide_handler, RIPTIDE_HISO_READ_COMMITTED, 0, &now, &err);
+  if (st != RIPTIDE_OK)
+  {
+    my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: %s", MYF(0),
+                    table->s->table_name.str, riptide_take_message(st, err).c_str());
+    return false;
+  }
+  Riptide_codec alt;
+  alt.bind(altered_table, share->key_format, share->layout);
+  std::vector<uchar> old_rec(table->s->rec_buff_length), new_rec(table->s->rec_buff_length);
+  memcpy(old_rec.data(), table->s->default_values, table->s->reclength);
+  memcpy(new_rec.data(), table->s->default_values, table->s->reclength);
+  std::string old_blobs, new_blobs;
+  std::vector<std::string> old_keys(added.size()), new_keys(added.size());
+  bool ok= true;
+  for (size_t i= 0; ok && i < count; i++)
+  {
+    const char *pk= nullptr;
+    size_t pk_len= 0;
+    bool was= false, is= false;
+    st= riptide_hbuild_changed_row(build, i, &pk, &pk_len, &err);
+    ok= st == RIPTIDE_OK &&
+        online_row_keys(snapshot, &alt, added, pk, pk_len, old_rec.data(),
+                        &old_blobs, &old_keys, &was) &&
+        online_row_keys(now, &alt, added, pk, pk_len, new_rec.data(), &new_blobs,
+                        &new_keys, &is);
+    for (size_t n= 0; ok && n < added.size(); n++)
+    {
+      st= riptide_hbuild_apply_change(
+          build, n, was ? old_keys[n].data() : nullptr, was ? old_keys[n].size() : 0,
+          is ? new_keys[n].data() : nullptr, is ? new_keys[n].size() : 0, pk, pk_len, &err);
+      ok= st == RIPTIDE_OK;
+    }
+    if (st != RIPTIDE_OK)
+      my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: online ALTER TABLE of %s: %s", MYF(0),
+                      table->s->table_name.str, riptide_take_message(st, err).c_str());
+  }
+  riptide_hsession_destroy(now);
+  if (ok && count)
+    sql_print_information("RIPTIDE: online ALTER TABLE of %s: %zu rows changed during the "
+                          "index build, brought into the new indexes",
+                          table->s->table_name.str, count);
+  return ok;
 }
 
 /* Raises ER_DUP_ENTRY for key `keynr` of `altered_table` with the value the row of
@@ -556,6 +731,16 @@ bool ha_riptide::commit_inplace_alter_table(TABLE *altered_table,
       return true;
     }
     order.push_back({false, rindex(old)});
+  }
+  if (ctx->online)
+  {
+    bool applied= apply_online_changes(altered_table, ctx->build, ctx->snapshot, ctx->added);
+    ctx->release_snapshot();
+    if (!applied)
+    {
+      ctx->abort();
+      return true;
+    }
   }
   const LEX_CUSTRING &version= altered_table->s->tabledef_version;
   char *err= nullptr;

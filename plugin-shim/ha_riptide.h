@@ -229,6 +229,12 @@ private:
   void observe_autoinc(const uchar *record);
   int wait_for_prepared(const char *name);
   void print_duplicate_row(TABLE *altered_table, uint keynr, const char *pk, size_t pk_len);
+  bool apply_online_changes(TABLE *altered_table, riptide_hbuild_t *build,
+                            riptide_hsession_t *snapshot, const std::vector<uint> &added);
+  bool online_row_keys(riptide_hsession_t *s, Riptide_codec *alt,
+                       const std::vector<uint> &added, const char *pk, size_t pk_len,
+                       uchar *rec, std::string *blobs, std::vector<std::string> *keys,
+                       bool *found);
   int begin_alter_copy();
   int end_alter_copy();
   void abort_alter_copy();
