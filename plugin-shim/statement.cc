@@ -101,8 +101,8 @@ int ha_riptide::start_stmt(THD *thd, thr_lock_type lock_type)
   autoinc_rows_left= 0;
   /* A bulk load held from earlier autocommit statements ends before any other statement
      reads or changes a table (its rows become visible to it). */
-  if (!settle_held_bulk_load(thd))
-    return HA_ERR_INTERNAL_ERROR;
+  if (!settle_held_bulk_load(thd, &last_error))
+    return HA_ERR_RIPTIDE;
   if (lock_type >= TL_WRITE_ALLOW_WRITE)
     lock_rows= Riptide_row_lock::EXCLUSIVE;
   int error= 0;

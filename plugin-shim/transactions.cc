@@ -137,7 +137,7 @@ static bool continues_bulk_load(THD *thd)
          !in_multi_statement(thd) && statement_bulk_load(thd);
 }
 
-bool finish_held_bulk_load(THD *thd, bool report)
+bool finish_held_bulk_load(THD *thd, bool report, std::string *failure)
 {
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (!trx || !trx->held_bulk)
@@ -167,7 +167,11 @@ bool finish_held_bulk_load(THD *thd, bool report)
   sql_print_error("RIPTIDE: connection %lu: the bulk load (riptide_bulk_load) of %llu rows "
                   "held since earlier statements failed at its end and is discarded: %s",
                   ulong(thd_get_thread_id(thd)), rows, msg.c_str());
-  if (report)
+  if (failure)
+    *failure= "the bulk load (riptide_bulk_load) of " + std::to_string(rows) +
+              " rows held since earlier statements failed at its end and is discarded: " +
+              msg;
+  else if (report)
     my_printf_error(ER_ERROR_DURING_COMMIT,
                     "RIPTIDE: the bulk load (riptide_bulk_load) of %llu rows held since "
                     "earlier statements failed at its end and is discarded: %s",
@@ -175,12 +179,12 @@ bool finish_held_bulk_load(THD *thd, bool report)
   return false;
 }
 
-bool settle_held_bulk_load(THD *thd)
+bool settle_held_bulk_load(THD *thd, std::string *failure)
 {
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (!trx || !trx->held_bulk || continues_bulk_load(thd))
     return true;
-  return finish_held_bulk_load(thd, true);
+  return finish_held_bulk_load(thd, true, failure);
 }
 
 /* At the start of each statement: re-arms the session after an interrupt (the killed

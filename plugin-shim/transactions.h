@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "riptide.h"
 
@@ -75,14 +76,16 @@ riptide_status_t begin_statement_waits(THD *thd, Riptide_trx *trx, char **err);
 
 /* Ends the connection's held bulk load, if any (see Riptide_trx::held_bulk): a session of
    its own takes it up and commits. On failure the load is discarded and the error log says
-   so; with `report` the client gets the error too (the caller's statement fails). Returns
-   false on failure. */
-bool finish_held_bulk_load(THD *thd, bool report);
+   so; with `report` the client gets the error too (the caller's statement fails), and with
+   `failure` its text goes there instead, for a caller that raises it as a handler error.
+   Returns false on failure. */
+bool finish_held_bulk_load(THD *thd, bool report, std::string *failure= nullptr);
 
 /* At the start of a statement that reaches the engine (start_stmt): ends the connection's
    held bulk load unless the statement goes on with it (an autocommit INSERT or LOAD DATA
-   with riptide_bulk_load on). False on failure (the client has the error). */
-bool settle_held_bulk_load(THD *thd);
+   with riptide_bulk_load on). False on failure, with what failed in `*failure` (the
+   caller's handler error: the statement fails with it). */
+bool settle_held_bulk_load(THD *thd, std::string *failure);
 
 /* Fills the handlerton's transaction, XA, savepoint and KILL functions. */
 void riptide_transactions_init(handlerton *hton);
