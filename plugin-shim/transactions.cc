@@ -154,12 +154,25 @@ bool finish_held_bulk_load(THD *thd, bool report, std::string *failure)
     st= riptide_hsession_attach_bulk_load(s, held, &err);
   else
     riptide_hbulk_destroy(held);
+  /* A KILL meanwhile interrupts this session (its wait for the tables' write locks), not
+     the connection's: the connection's interrupter is set aside until the commit ends. */
+  riptide_hinterrupt_t *own= nullptr, *saved= nullptr;
+  if (st == RIPTIDE_OK)
+    st= riptide_hsession_interrupter(s, &own, &err);
   if (st == RIPTIDE_OK)
   {
+    {
+      std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+      saved= trx->interrupter;
+      trx->interrupter= own;
+    }
     size_t memory= riptide_hsession_approximate_memory(s);
     st= riptide_hsession_commit(s, &err);
     trim_after(memory);
+    std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
+    trx->interrupter= saved;
   }
+  riptide_hinterrupt_destroy(own);
   riptide_hsession_destroy(s);
   if (st == RIPTIDE_OK)
     return true;
