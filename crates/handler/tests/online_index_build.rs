@@ -318,3 +318,103 @@ fn bulk_loads_do_not_bypass_an_online_build() {
     drop((t, t2));
     close(db, engine);
 }
+
+/// A small xorshift generator (no dependency for one test).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Writer `who` (of two): until `stop`, transactions of one to three changes on the
+/// primary keys below 3000 that are `who` modulo 2 (so the writers never wait for each
+/// other): an update of the row's value, a delete, or an insert where no row is; one in
+/// ten rolls back. Returns the transactions committed.
+fn writer(
+    engine: &HandlerEngine,
+    t: &Arc<Table>,
+    who: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> u64 {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(who + 1));
+    let mut committed = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut s = engine.begin_session(SessionOptions::default()).unwrap();
+        for _ in 0..=rng.below(3) {
+            let pk = u32::try_from(rng.below(1500)).unwrap() * 2 + who;
+            let value = u8::try_from(rng.below(250)).unwrap();
+            let key = pk.to_be_bytes();
+            match s.get_row(t, &key, RowLock::Exclusive).unwrap() {
+                Some(_) if rng.below(3) == 0 => {
+                    s.delete(t, &key, &[k(&a_key(pk))]).unwrap();
+                }
+                Some(_) => {
+                    s.update(
+                        t,
+                        &key,
+                        &[k(&a_key(pk))],
+                        &key,
+                        &[k(&a_key(pk))],
+                        &[value],
+                        None,
+                    )
+                    .unwrap();
+                }
+                None => insert(&mut s, t, pk, value),
+            }
+        }
+        if rng.below(10) == 0 {
+            s.rollback().unwrap();
+        } else {
+            s.commit().unwrap();
+            committed += 1;
+        }
+    }
+    committed
+}
+
+#[test]
+fn an_online_build_under_concurrent_writers_matches_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let engine = Arc::new(engine);
+    let t = table_with_rows(&engine, 2000);
+    let mut build = engine.begin_index_build(b"t", &[new_b()]).unwrap();
+    engine.capture_build_changes(&mut build).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u32)
+        .map(|who| {
+            let (engine, t, stop) = (Arc::clone(&engine), Arc::clone(&t), Arc::clone(&stop));
+            std::thread::spawn(move || writer(&engine, &t, who, &stop))
+        })
+        .collect();
+    // Writers run before, during and after the build's snapshot and scan.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let snap = engine
+        .begin_session(SessionOptions {
+            snapshot_at_begin: true,
+            ..SessionOptions::default()
+        })
+        .unwrap();
+    for (pk, row) in index_rows_at(&snap, &t) {
+        build.add(0, &b_key(&row), &pk).unwrap();
+    }
+    build.finish().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // The commit's exclusive lock: every writer has finished.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let committed: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(committed > 0, "the writers committed nothing");
+    apply_changes(&engine, &t, &mut build, &snap);
+    drop(snap);
+    let t2 = commit(&engine, build);
+    assert_eq!(index_entries(&engine, &t2, 2), expected_b(&engine, &t2));
+    let engine = Arc::try_unwrap(engine).unwrap();
+    drop((t, t2));
+    close(db, engine);
+}
