@@ -45,23 +45,7 @@ fn a_table_with_a_unique_index_through_the_c_abi() {
             },
         ];
         let name = b"./db/t";
-        check(
-            riptide_handler_create_table(
-                h,
-                name.as_ptr().cast(),
-                name.len(),
-                specs.as_ptr(),
-                2,
-                1,
-                &mut err,
-            ),
-            err,
-        );
-        let mut tab = null_mut();
-        check(
-            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
-            err,
-        );
+        let mut tab = create_table(h, name, &specs);
         assert_eq!(riptide_htable_index_count(tab), 2);
         assert_eq!(riptide_htable_key_format(tab), 0);
         let mut s = null_mut();
@@ -303,23 +287,7 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
             },
         ];
         let name = b"./db/c";
-        check(
-            riptide_handler_create_table(
-                h,
-                name.as_ptr().cast(),
-                name.len(),
-                specs.as_ptr(),
-                2,
-                1,
-                &mut err,
-            ),
-            err,
-        );
-        let mut tab = null_mut();
-        check(
-            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
-            err,
-        );
+        let tab = create_table(h, name, &specs);
         // A session whose snapshot is taken at begin does not see a later commit.
         let mut snap = null_mut();
         check(
@@ -504,30 +472,8 @@ fn a_prepared_session_is_listed_and_committed_by_xid_through_the_c_abi() {
     // string is readable for its length, and handles are freed once, children first.
     unsafe {
         check(riptide_handler_open(t.db, &mut h, &mut err), err);
-        let specs = [riptide_index_spec_t {
-            kind: RIPTIDE_INDEX_PRIMARY,
-            unique: true,
-            key_parts: 1,
-            name: c"PRIMARY".as_ptr(),
-        }];
         let name = b"./db/xa";
-        check(
-            riptide_handler_create_table(
-                h,
-                name.as_ptr().cast(),
-                name.len(),
-                specs.as_ptr(),
-                1,
-                1,
-                &mut err,
-            ),
-            err,
-        );
-        let mut tab = null_mut();
-        check(
-            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
-            err,
-        );
+        let tab = create_pk_table(h, name);
         let mut s = null_mut();
         check(
             riptide_hsession_begin(h, RIPTIDE_HISO_REPEATABLE_READ, 1000, &mut s, &mut err),
@@ -621,30 +567,8 @@ fn caller_data_recorded_by_a_build_is_read_back_from_the_table_through_the_c_abi
     // string is readable for its length, and handles are freed once, children first.
     unsafe {
         check(riptide_handler_open(t.db, &mut h, &mut err), err);
-        let specs = [riptide_index_spec_t {
-            kind: RIPTIDE_INDEX_PRIMARY,
-            unique: true,
-            key_parts: 1,
-            name: c"PRIMARY".as_ptr(),
-        }];
         let name = b"./db/layout";
-        check(
-            riptide_handler_create_table(
-                h,
-                name.as_ptr().cast(),
-                name.len(),
-                specs.as_ptr(),
-                1,
-                1,
-                &mut err,
-            ),
-            err,
-        );
-        let mut tab = null_mut();
-        check(
-            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
-            err,
-        );
+        let mut tab = create_pk_table(h, name);
         let (mut data, mut len): (*const u8, usize) = (null(), usize::MAX);
         riptide_htable_caller_data(tab, &mut data, &mut len);
         assert_eq!(len, 0, "a new table has no caller data");
@@ -713,30 +637,8 @@ fn a_bulk_load_held_across_sessions_through_the_c_abi() {
     // held load is given to the second session, which takes it.
     unsafe {
         check(riptide_handler_open(t.db, &mut h, &mut err), err);
-        let specs = [riptide_index_spec_t {
-            kind: RIPTIDE_INDEX_PRIMARY,
-            unique: true,
-            key_parts: 1,
-            name: c"PRIMARY".as_ptr(),
-        }];
         let name = b"./db/bulk";
-        check(
-            riptide_handler_create_table(
-                h,
-                name.as_ptr().cast(),
-                name.len(),
-                specs.as_ptr(),
-                1,
-                1,
-                &mut err,
-            ),
-            err,
-        );
-        let mut tab = null_mut();
-        check(
-            riptide_handler_open_table(h, name.as_ptr().cast(), name.len(), &mut tab, &mut err),
-            err,
-        );
+        let tab = create_pk_table(h, name);
         let get = |s: *mut riptide_hsession_t, pk: &[u8]| -> bool {
             let (mut v, mut vlen, mut found, mut e) = (null_mut(), 0, false, null_mut());
             check(
@@ -819,22 +721,23 @@ fn a_bulk_load_held_across_sessions_through_the_c_abi() {
     }
 }
 
-/// Creates table `name` with a primary key alone through handler `h` and opens it.
+/// Creates table `name` with the indexes `specs` (the first one primary) through handler
+/// `h` and opens it.
 ///
 /// # Safety
 ///
-/// `h` is a live handler handle; the table handle returned is released by the caller.
-unsafe fn create_pk_table(h: *mut riptide_handler_t, name: &[u8]) -> *mut riptide_htable_t {
+/// `h` is a live handler handle; every spec's `name` is NULL or NUL-terminated; the table
+/// handle returned is released by the caller.
+unsafe fn create_table(
+    h: *mut riptide_handler_t,
+    name: &[u8],
+    specs: &[riptide_index_spec_t],
+) -> *mut riptide_htable_t {
     let mut err: *mut c_char = null_mut();
-    let specs = [riptide_index_spec_t {
-        kind: RIPTIDE_INDEX_PRIMARY,
-        unique: true,
-        key_parts: 1,
-        name: c"PRIMARY".as_ptr(),
-    }];
     let mut tab = null_mut();
-    // SAFETY: `h` is live (this function's contract); `specs` and `name` are readable for
-    // their lengths; `tab` and `err` are local out-parameters.
+    // SAFETY: `h` is live and the specs' names are valid (this function's contract);
+    // `specs` and `name` are readable for their lengths; `tab` and `err` are local
+    // out-parameters.
     unsafe {
         check(
             riptide_handler_create_table(
@@ -842,7 +745,7 @@ unsafe fn create_pk_table(h: *mut riptide_handler_t, name: &[u8]) -> *mut riptid
                 name.as_ptr().cast(),
                 name.len(),
                 specs.as_ptr(),
-                1,
+                specs.len(),
                 1,
                 &mut err,
             ),
@@ -854,6 +757,22 @@ unsafe fn create_pk_table(h: *mut riptide_handler_t, name: &[u8]) -> *mut riptid
         );
     }
     tab
+}
+
+/// Creates table `name` with a primary key alone through handler `h` and opens it.
+///
+/// # Safety
+///
+/// `h` is a live handler handle; the table handle returned is released by the caller.
+unsafe fn create_pk_table(h: *mut riptide_handler_t, name: &[u8]) -> *mut riptide_htable_t {
+    let specs = [riptide_index_spec_t {
+        kind: RIPTIDE_INDEX_PRIMARY,
+        unique: true,
+        key_parts: 1,
+        name: c"PRIMARY".as_ptr(),
+    }];
+    // SAFETY: `h` is live (this function's contract); the spec's name is a C string literal.
+    unsafe { create_table(h, name, &specs) }
 }
 
 /// An online index build through the C ABI: the table records the row a session inserts
