@@ -82,6 +82,10 @@ pub struct Config {
     /// Riptide's `young_space_bound` (on by default; off to measure what it costs).
     #[serde(default = "on")]
     pub young_space_bound: bool,
+    /// More Riptide options, each `NAME=VALUE` (`--riptide-option`), applied after the
+    /// shared settings.
+    #[serde(default)]
+    pub riptide_options: Vec<String>,
 }
 
 /// One workload on one engine in one repetition (or the median over repetitions).
@@ -256,6 +260,7 @@ impl Child<'_> {
             self.dir,
             self.cfg.sync,
             self.cfg.young_space_bound,
+            &self.cfg.riptide_options,
         )
     }
 
@@ -656,6 +661,9 @@ pub fn run(
             if !cfg.young_space_bound {
                 c.arg("--no-young-space-bound");
             }
+            for option in &cfg.riptide_options {
+                c.args(["--riptide-option", option]);
+            }
             let status = c
                 .status()
                 .with_context(|| format!("start child {:?}", exe.display()))?;
@@ -956,6 +964,11 @@ fn write_outputs(
     if !cfg.young_space_bound {
         md.push_str("\nRiptide ran with `young_space_bound` off (`--no-young-space-bound`).\n");
     }
+    for option in &cfg.riptide_options {
+        md.push_str(&format!(
+            "\nRiptide ran with `{option}` (`--riptide-option`).\n"
+        ));
+    }
     metric_table(
         &mut md,
         "Throughput, ops/s (higher is better; ratio > 1: Riptide faster)",
@@ -1076,6 +1089,7 @@ mod tests {
             sync: SyncMode::None,
             quiesce_secs: 0,
             young_space_bound: true,
+            riptide_options: Vec::new(),
         };
         let mut runs = Vec::new();
         for kind in engines::available() {

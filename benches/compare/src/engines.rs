@@ -120,31 +120,40 @@ impl SyncMode {
 }
 
 /// Opens `kind` in the empty directory `dir` with the shared settings (`young_space_bound`
-/// is Riptide's option of that name; the other engines have nothing like it).
+/// is Riptide's option of that name; the other engines have nothing like it), then, for
+/// Riptide, `riptide_options` (each `NAME=VALUE`, a name of `riptide::Options::TABLE`).
 pub fn open(
     kind: Kind,
     dir: &Path,
     sync: SyncMode,
     young_space_bound: bool,
+    riptide_options: &[String],
 ) -> Result<Box<dyn Engine>> {
     let what = || format!("open {} in {}", kind.name(), dir.display());
     Ok(match kind {
-        Kind::Riptide => Box::new(RiptideEngine(
-            riptide::Db::open(
-                dir,
-                riptide::Options::default()
-                    .sync_mode(match sync {
-                        SyncMode::None => riptide::SyncMode::None,
-                        SyncMode::Full => riptide::SyncMode::Full,
-                    })
-                    .write_buffer_size(WRITE_BUFFER)
-                    .block_cache_size(BLOCK_CACHE as u64)
-                    .compression(riptide::Compression::None)
-                    .bloom_bits_per_key(10)
-                    .young_space_bound(young_space_bound),
-            )
-            .with_context(what)?,
-        )),
+        Kind::Riptide => {
+            let mut opts = riptide::Options::default()
+                .sync_mode(match sync {
+                    SyncMode::None => riptide::SyncMode::None,
+                    SyncMode::Full => riptide::SyncMode::Full,
+                })
+                .write_buffer_size(WRITE_BUFFER)
+                .block_cache_size(BLOCK_CACHE as u64)
+                .compression(riptide::Compression::None)
+                .bloom_bits_per_key(10)
+                .young_space_bound(young_space_bound);
+            for option in riptide_options {
+                let (name, value) = option
+                    .split_once('=')
+                    .with_context(|| format!("--riptide-option `{option}`: expected NAME=VALUE"))?;
+                opts = opts
+                    .set_by_name(name.trim(), value.trim())
+                    .with_context(|| format!("--riptide-option `{option}`"))?;
+            }
+            Box::new(RiptideEngine(
+                riptide::Db::open(dir, opts).with_context(what)?,
+            ))
+        }
         Kind::Fjall => {
             let db = fjall::Database::builder(dir)
                 .cache_size(BLOCK_CACHE as u64)

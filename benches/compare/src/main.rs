@@ -85,6 +85,11 @@ struct Args {
     /// cost or save; `dbbench`, `sustained` and `queue`).
     #[arg(long)]
     no_young_space_bound: bool,
+    /// For `dbbench`: one more Riptide option, as `NAME=VALUE` with a name of
+    /// `riptide::Options::TABLE` (for example `compaction_pri=round_robin`), for A/B runs of
+    /// a setting; repeatable. Applied after the shared settings; the report lists it.
+    #[arg(long = "riptide-option")]
+    riptide_options: Vec<String>,
     /// For `queue`: rows preloaded before the run.
     #[arg(long, default_value_t = 1_000_000)]
     preload: u64,
@@ -212,6 +217,7 @@ fn main() -> Result<()> {
                 sync: args.sync,
                 quiesce_secs: args.quiesce_secs,
                 young_space_bound: !args.no_young_space_bound,
+                riptide_options: args.riptide_options.clone(),
             };
             if let Some(json) = &args.render {
                 return dbbench::render(json);
