@@ -67,7 +67,7 @@ pub use job::{CompactionJob, CompactionReason, is_bottommost};
 pub use level_iter::LevelIterator;
 pub use manifest::manifest_path;
 pub use manual::{ManualCompaction, ManualStep};
-pub use options::{LevelOptions, MIN_YOUNG_FILE_SIZE, YOUNG_TREE_FILES};
+pub use options::{CompactionPriority, LevelOptions, MIN_YOUNG_FILE_SIZE, YOUNG_TREE_FILES};
 pub use pick::{compaction_edits, l1_is_bottommost, pick_l0_compaction};
 pub use picker::{compaction_scores, pick_compaction};
 pub use progressive::{progressive_cuts, run_compaction_progressive};

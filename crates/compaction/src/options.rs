@@ -11,6 +11,23 @@ pub const YOUNG_TREE_FILES: u64 = 32;
 /// smaller [`LevelOptions::target_file_size_base`] still wins).
 pub const MIN_YOUNG_FILE_SIZE: u64 = 2 * MIB;
 
+/// Which file of a level a size-triggered compaction starts from (RocksDB `compaction_pri`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionPriority {
+    /// The file whose overlapping bytes in the next level are fewest for its own size (its
+    /// tombstones counted twice, so files full of deletes go first): the merge that
+    /// rewrites the fewest bytes of the level below per byte it moves down (RocksDB
+    /// `kMinOverlappingRatio`, its default). Files whose keys fall in gaps of the level
+    /// below (appends at the end of a key range, as TPC-C's orders per district) move down
+    /// without rewriting anything.
+    #[default]
+    MinOverlappingRatio,
+    /// The files in key order, one after another, from a cursor kept per level (and in the
+    /// manifest) (RocksDB `kRoundRobin`): every key range is merged in turn, whatever it
+    /// costs.
+    RoundRobin,
+}
+
 /// How leveled compaction shapes the tree of levels (RocksDB's level-style options; each
 /// field names its RocksDB equivalent).
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +74,9 @@ pub struct LevelOptions {
     /// file picked (RocksDB `max_compaction_bytes`). A single picked file and the files it
     /// must take along are compacted even when they exceed it.
     pub max_compaction_bytes: u64,
+    /// Which file of a level a size-triggered compaction starts from (RocksDB
+    /// `compaction_pri`).
+    pub priority: CompactionPriority,
 }
 
 impl Default for LevelOptions {
@@ -74,6 +94,7 @@ impl Default for LevelOptions {
             tombstone_ratio_trigger: 0.5,
             tombstone_min_entries: 10_000,
             max_compaction_bytes: 25 * target_file_size_base,
+            priority: CompactionPriority::default(),
         }
     }
 }

@@ -9,7 +9,9 @@
 //!
 //! The level with the highest score >= 1 that yields a job runs: for L0 every L0 file plus
 //! the overlapping files of the base level (never two L0 jobs at once); for Ln one file
-//! picked round-robin (RocksDB `kRoundRobin`), widened to a clean cut at user-key boundaries,
+//! picked by [`LevelOptions::priority`] (by default the one with the fewest overlapping bytes
+//! below per byte of its own, RocksDB `kMinOverlappingRatio`; or round-robin, RocksDB
+//! `kRoundRobin`), widened to a clean cut at user-key boundaries,
 //! plus the overlapping files of Ln+1 (then grown with more Ln files while that adds no Ln+1
 //! file and stays within `max_compaction_bytes`). Files being compacted, and jobs whose key
 //! range collides with a running job's output, are skipped (see [`CompactionRegistry`]).
@@ -18,8 +20,9 @@ use std::sync::Arc;
 
 use riptide_common::CfId;
 
+use crate::file_meta::FileMeta;
 use crate::job::{CompactionJob, CompactionReason, is_bottommost, user_key_hull};
-use crate::options::LevelOptions;
+use crate::options::{CompactionPriority, LevelOptions};
 use crate::registry::{CompactionRegistry, RegistryState};
 use crate::table_handle::TableHandle;
 use crate::targets::{LevelTargets, level_targets};
@@ -258,8 +261,9 @@ fn job_for_file(
     (!reg.conflicts(&job)).then_some(job)
 }
 
-/// A size-triggered job from level `level` >= 1: the first file at or after the level's
-/// round-robin cursor that yields a job. Advances the cursor past the chosen inputs.
+/// A size-triggered job from level `level` >= 1: the first file, in the order of
+/// [`LevelOptions::priority`], that yields a job. Advances the level's round-robin cursor
+/// past the chosen inputs (only round-robin picking reads it).
 fn pick_level(
     ctx: &PickContext<'_>,
     level: usize,
@@ -267,11 +271,20 @@ fn pick_level(
     score: f64,
 ) -> Option<CompactionJob> {
     let files = ctx.version.files(ctx.cf, level);
-    let start = reg.cursor(ctx.cf, level).map_or(0, |c| {
-        files.partition_point(|f| f.meta.smallest_user_key() <= c)
-    });
     let output_level = ctx.targets.output_level_for(level);
-    let order = (start..files.len()).chain(0..start.min(files.len()));
+    let order: Vec<usize> = match ctx.opts.priority {
+        CompactionPriority::RoundRobin => {
+            let start = reg.cursor(ctx.cf, level).map_or(0, |c| {
+                files.partition_point(|f| f.meta.smallest_user_key() <= c)
+            });
+            (start..files.len())
+                .chain(0..start.min(files.len()))
+                .collect()
+        }
+        CompactionPriority::MinOverlappingRatio => {
+            min_overlapping_ratio_order(ctx, reg, level, output_level)
+        }
+    };
     for i in order {
         if files.get(i).is_none_or(|f| reg.is_busy(f.number())) {
             continue;
@@ -292,6 +305,48 @@ fn pick_level(
         return Some(job);
     }
     None
+}
+
+/// The indices of the idle files of `level`, fewest overlapping bytes in `output_level` per
+/// byte of their own (tombstones weighed twice, [`compensated_size`]) first; ties in key
+/// order (RocksDB `kMinOverlappingRatio`).
+fn min_overlapping_ratio_order(
+    ctx: &PickContext<'_>,
+    reg: &RegistryState,
+    level: usize,
+    output_level: usize,
+) -> Vec<usize> {
+    let files = ctx.version.files(ctx.cf, level);
+    let mut ranked: Vec<(f64, usize)> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !reg.is_busy(f.number()))
+        .map(|(i, f)| {
+            let (s, l) = (f.meta.smallest_user_key(), f.meta.largest_user_key());
+            let overlap: u64 = ctx
+                .version
+                .overlapping_files(ctx.cf, output_level, s, l)
+                .iter()
+                .map(|g| g.meta.file_size)
+                .sum();
+            (overlap as f64 / compensated_size(&f.meta), i)
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    ranked.into_iter().map(|(_, i)| i).collect()
+}
+
+/// A file's size with its tombstones counted twice (at the file's mean bytes per entry), at
+/// least 1: a merge that moves tombstones down frees space below, so such files rank as if
+/// they were bigger (RocksDB's compensated file size).
+fn compensated_size(meta: &FileMeta) -> f64 {
+    let size = meta.file_size as f64;
+    let per_entry = if meta.entries == 0 {
+        0.0
+    } else {
+        size / meta.entries as f64
+    };
+    (size + meta.tombstones as f64 * per_entry).max(1.0)
 }
 
 /// A tombstone-density job: the file of L1 or deeper (not being compacted) with the highest

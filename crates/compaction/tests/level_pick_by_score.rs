@@ -6,8 +6,8 @@
 mod util;
 
 use riptide_compaction::{
-    CompactionReason, CompactionRegistry, LevelOptions, VersionSet, compaction_scores,
-    pick_compaction,
+    CompactionPriority, CompactionReason, CompactionRegistry, LevelOptions, VersionSet,
+    compaction_scores, pick_compaction,
 };
 use util::{add_table, job_numbers, puts};
 
@@ -19,6 +19,9 @@ fn opts() -> LevelOptions {
         level_size_ratio: 10.0,
         dynamic_level_bytes: false,
         tombstone_ratio_trigger: 0.0,
+        // The file picked within a level is checked in key order (picking by overlap has
+        // its own test, level_min_overlapping_ratio.rs).
+        priority: CompactionPriority::RoundRobin,
         ..LevelOptions::default()
     }
 }

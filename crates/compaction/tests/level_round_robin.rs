@@ -4,7 +4,9 @@
 
 mod util;
 
-use riptide_compaction::{CompactionRegistry, LevelOptions, VersionSet, pick_compaction};
+use riptide_compaction::{
+    CompactionPriority, CompactionRegistry, LevelOptions, VersionSet, pick_compaction,
+};
 use util::{add_table, job_numbers, puts};
 
 #[test]
@@ -16,6 +18,7 @@ fn cursor_advances_and_wraps() {
         max_bytes_for_level_base: 1,
         dynamic_level_bytes: false,
         tombstone_ratio_trigger: 0.0,
+        priority: CompactionPriority::RoundRobin,
         ..LevelOptions::default()
     };
     let reg = CompactionRegistry::new();

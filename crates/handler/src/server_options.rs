@@ -96,6 +96,7 @@ const SERVER_OPTIONS: &[Decl] = &[
     engine("max_background_compactions"),
     engine("max_background_flushes"),
     engine("l0_compaction_trigger"),
+    engine("compaction_pri"),
     engine("l0_slowdown_trigger"),
     engine("l0_stop_trigger"),
     engine("bloom_bits_per_key"),

@@ -70,6 +70,7 @@ pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// the real one.
 pub use riptide_common::fs;
 pub use riptide_common::{Error, ErrorKind, Result, SeqNo, ValueKind};
+pub use riptide_compaction::CompactionPriority;
 /// Bytes of memtable memory mapped now in this process, every open database together
 /// (memtables map their memory from the kernel, outside the allocator's statistics).
 pub use riptide_memtable::mapped_bytes as memtable_mapped_bytes;

@@ -13,6 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 use riptide_common::{Error, Result};
+use riptide_compaction::CompactionPriority;
 use riptide_sstable::TableOptions;
 
 use crate::options::{Compression, Options, RecoveryMode, SyncMode};
@@ -354,6 +355,8 @@ const RECOVERY_MODES: &[&str] = &[
     "absolute_consistency",
     "point_in_time",
 ];
+/// The `compaction_pri` values, in index order.
+const COMPACTION_PRIORITIES: &[&str] = &["min_overlapping_ratio", "round_robin"];
 /// The `compression` values, in index order.
 const COMPRESSIONS: &[&str] = &["none", "zstd"];
 
@@ -684,6 +687,23 @@ impl Options {
                 } else {
                     Ok(o.max_compaction_bytes(v))
                 }
+            },
+        ),
+        enumeration(
+            "compaction_pri",
+            "Which table of a level a compaction by size starts from: min_overlapping_ratio \
+             (the one that rewrites the fewest bytes of the level below per byte it moves \
+             down) or round_robin (each in key order) (RocksDB compaction_pri)",
+            COMPACTION_PRIORITIES,
+            |o| match o.compaction_pri {
+                CompactionPriority::MinOverlappingRatio => 0,
+                CompactionPriority::RoundRobin => 1,
+            },
+            |o, v| {
+                o.compaction_pri(match v {
+                    0 => CompactionPriority::MinOverlappingRatio,
+                    _ => CompactionPriority::RoundRobin,
+                })
             },
         ),
         opt!(

@@ -62,6 +62,7 @@ pub struct Options {
     pub(crate) tombstone_coalesce_min_run: usize,
     pub(crate) memtable_scan_flush_trigger: u64,
     pub(crate) max_compaction_bytes: Option<u64>,
+    pub(crate) compaction_pri: riptide_compaction::CompactionPriority,
     pub(crate) max_open_files: usize,
     pub(crate) file_system: FsRef,
 }
@@ -114,6 +115,7 @@ impl Default for Options {
             tombstone_coalesce_min_run: 1024,
             memtable_scan_flush_trigger: 20_000,
             max_compaction_bytes: None,
+            compaction_pri: riptide_compaction::CompactionPriority::MinOverlappingRatio,
             max_open_files: 512,
             file_system: riptide_common::fs::real(),
         }
@@ -484,6 +486,15 @@ impl Options {
         self
     }
 
+    /// Which file of a level a size-triggered compaction starts from. Default
+    /// [`MinOverlappingRatio`](riptide_compaction::CompactionPriority::MinOverlappingRatio):
+    /// the file that rewrites the fewest bytes of the level below per byte it moves down
+    /// (RocksDB `compaction_pri`, whose default is the same).
+    pub fn compaction_pri(mut self, priority: riptide_compaction::CompactionPriority) -> Self {
+        self.compaction_pri = priority;
+        self
+    }
+
     /// Most table files kept open at once; others are reopened on demand (their index and
     /// filter blocks stay in the block cache). Default 512, below the usual 1024-descriptor
     /// limit (RocksDB `max_open_files`, default unlimited there). Minimum 2.
@@ -521,6 +532,7 @@ impl Options {
             target_file_size_base: self.target_file_size,
             tombstone_ratio_trigger: self.tombstone_ratio_trigger,
             tombstone_min_entries: self.tombstone_min_entries,
+            priority: self.compaction_pri,
             ..defaults
         }
     }
