@@ -41,10 +41,10 @@ pub(crate) fn start(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
             .spawn(move || f(&db))
             .map_err(|e| Error::io(format!("start background thread {name}"), e))
     };
-    for i in 0..db.options.max_background_flushes {
+    for i in 0..db.options().max_background_flushes {
         handles.push(spawn(format!("riptide-flush-{i}"), flush_loop)?);
     }
-    for i in 0..db.options.max_background_compactions {
+    for i in 0..db.options().max_background_compactions {
         handles.push(spawn(format!("riptide-compact-{i}"), compaction_loop)?);
     }
     Ok(handles)
@@ -166,7 +166,7 @@ fn flush_all(db: &DbInner) -> Result<bool> {
 /// flushed and no thread has it, wakes the other flush threads so one of them takes it
 /// meanwhile. With one flush thread, nothing to do (it gets there itself).
 fn wake_another_flush_thread(db: &DbInner, cfs: &[Arc<CfData>], cf: &Arc<CfData>) {
-    if db.options.max_background_flushes < 2 {
+    if db.options().max_background_flushes < 2 {
         return;
     }
     let another_waits = cfs
@@ -191,9 +191,9 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     let snapshots = db.snapshots.seqnos();
     // Everything in this version was flushed before `mem` (the oldest frozen memtable).
     let older = Arc::clone(&cf.view().version);
-    let level_opts = db.options.level_options();
+    let level_opts = db.options().level_options();
     let into_empty_cf =
-        db.options.young_space_bound && older.levels(cf.id).iter().all(Vec::is_empty);
+        db.options().young_space_bound && older.levels(cf.id).iter().all(Vec::is_empty);
     let max_file_size = if into_empty_cf {
         let base = level_targets(&older, cf.id, &level_opts).base_level;
         level_opts.output_file_size(base, base, 0)
@@ -204,7 +204,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         only_run_keys_live(cf.id, &older, first, last, run)
     };
     let coalesce = TombstoneCoalescing {
-        min_run: db.options.tombstone_coalesce_min_run,
+        min_run: db.options().tombstone_coalesce_min_run,
         verify: &verify,
     };
     let mut next_number = || db.versions.lock().new_file_number();
@@ -212,14 +212,14 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         mem,
         &db.path,
         FlushOutput {
-            fs: db.options.file_system.clone(),
+            fs: db.options().file_system.clone(),
             next_number: &mut next_number,
             max_file_size,
         },
-        &db.options.table_options(),
+        &db.options().table_options(),
         Some(Arc::clone(&db.cache)),
         &snapshots,
-        (db.options.tombstone_coalesce_min_run > 0).then_some(&coalesce),
+        (db.options().tombstone_coalesce_min_run > 0).then_some(&coalesce),
     )?;
 
     let mut vs = db.versions.lock();
@@ -364,7 +364,7 @@ fn compaction_loop(db: &DbInner) {
 fn pick_next(db: &DbInner) -> Option<CompactionJob> {
     let vs = db.versions.lock();
     let version = vs.current();
-    let opts = db.options.level_options();
+    let opts = db.options().level_options();
     let cfs: Vec<_> = db.cfs.read().keys().copied().collect();
     cfs.into_iter()
         .find_map(|cf| pick_compaction(&version, cf, &opts, &db.registry))
@@ -409,9 +409,9 @@ const SLICE_FILES: u64 = 2;
 /// Runs `job` and installs its output (see [`run_and_install`]).
 fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
     let snapshots = db.snapshots.seqnos();
-    let table_options = db.options.table_options();
+    let table_options = db.options().table_options();
     let opts = CompactionOptions {
-        fs: db.options.file_system.clone(),
+        fs: db.options().file_system.clone(),
         dir: &db.path,
         table_options: &table_options,
         cache: Some(Arc::clone(&db.cache)),
@@ -466,11 +466,11 @@ fn run_job(db: &DbInner, job: &mut CompactionJob) -> Result<CompactionOutput> {
         });
     }
     job.set_aside_untouched()?;
-    if db.options.max_subcompactions <= 1 {
+    if db.options().max_subcompactions <= 1 {
         let slice = job.target_file_size.saturating_mul(SLICE_FILES);
         return run_compaction_progressive(job, &opts, alloc, slice, install);
     }
-    let output = run_compaction(job, &opts, alloc, db.options.max_subcompactions)?;
+    let output = run_compaction(job, &opts, alloc, db.options().max_subcompactions)?;
     install(job.edits(&output), &output.new_files)?;
     Ok(output)
 }
@@ -483,7 +483,7 @@ pub(crate) fn compact_range(
     range: Option<(&[u8], &[u8])>,
 ) -> Result<()> {
     let mut manual = ManualCompaction::new(cf.id, range);
-    let opts = db.options.level_options();
+    let opts = db.options().level_options();
     loop {
         let step = {
             let vs = db.versions.lock();
@@ -523,7 +523,7 @@ pub(crate) fn compact_range(
 /// Re-estimates, for every column family, the bytes compaction must still rewrite to bring
 /// every level within its target (RocksDB's `estimated_pending_compaction_bytes`).
 pub(crate) fn refresh_pending_compaction_bytes(db: &DbInner, version: &Version) {
-    let opts = db.options.level_options();
+    let opts = db.options().level_options();
     for cf in db.cfs.read().values() {
         let targets = level_targets(version, cf.id, &opts);
         let levels = version.levels(cf.id);

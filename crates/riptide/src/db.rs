@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex, RwLock};
 use riptide_common::fs::FileSystem;
 use riptide_common::write_batch::{BatchMarker, WriteBatch as RawBatch};
@@ -24,6 +25,7 @@ use crate::delete_files::{DeletedFiles, OlderSnapshots};
 use crate::ingest::IngestWriter;
 use crate::iterator::DbIterator;
 use crate::lock::DirLock;
+use crate::option_table::OptionValue;
 use crate::options::{Options, ReadOptions};
 use crate::read_point::ReadPoint;
 use crate::snapshot::{Snapshot, SnapshotList};
@@ -79,7 +81,12 @@ pub(crate) struct BgState {
 /// Everything shared by the `Db` handle, its background worker and in-flight writers.
 pub(crate) struct DbInner {
     pub(crate) path: PathBuf,
-    pub(crate) options: Options,
+    /// The options the engine runs with: read through [`DbInner::options`] where they are
+    /// used, replaced whole by [`Db::set_option`] (only the options
+    /// [`OptionSpec::is_dynamic`](crate::OptionSpec::is_dynamic) names change).
+    options: ArcSwap<Options>,
+    /// Held by [`Db::set_option`] while it replaces `options`.
+    option_change: Mutex<()>,
     pub(crate) wal: Wal,
     pub(crate) commit_queue: GroupCommit<RawBatch>,
     /// Held by the group-commit leader while it writes, and by anyone who swaps memtables.
@@ -319,7 +326,7 @@ impl Db {
         let merged =
             view.merged_iter_within(opts.lower_bound.as_deref(), opts.upper_bound.as_deref());
         let it = DbIterator::new(view, merged, snapshot, opts.lower_bound, opts.upper_bound)?
-            .with_scan_flush_trigger(self.inner.options.memtable_scan_flush_trigger);
+            .with_scan_flush_trigger(self.inner.options().memtable_scan_flush_trigger);
         Ok(refreshing(&self.inner, cf, point, it))
     }
 
@@ -474,7 +481,7 @@ impl Db {
             name.to_string(),
             CfView {
                 cf_id: id,
-                mem: Arc::new(self.inner.options.new_memtable(segment)),
+                mem: Arc::new(self.inner.options().new_memtable(segment)),
                 imms: Vec::new(),
                 version: Arc::clone(&version),
             },
@@ -606,14 +613,55 @@ impl Db {
 
     /// [`Options::ingest_min_bytes`]: the smallest load worth ingesting.
     pub fn ingest_min_bytes(&self) -> u64 {
-        self.inner.options.ingest_min_bytes
+        self.inner.options().ingest_min_bytes
     }
 
     /// An external sorter whose runs go to temporary files in the database directory and
     /// whose memory is [`Options::sort_buffer_size`]: to put keys in order before
     /// [`Db::ingest_writer`].
     pub fn external_sorter(&self) -> crate::sort::ExternalSorter {
-        crate::sort::ExternalSorter::new(&self.inner.path, self.inner.options.sort_buffer_size)
+        crate::sort::ExternalSorter::new(&self.inner.path, self.inner.options().sort_buffer_size)
+    }
+
+    /// The value option `name` (a name of [`Options::TABLE`]) has in the running engine.
+    /// `InvalidArgument` if there is no such option.
+    pub fn option_value(&self, name: &str) -> Result<OptionValue> {
+        let spec = Options::option(name).ok_or_else(|| {
+            Error::invalid_argument(format!("unknown option `{name}` (see Options::TABLE)"))
+        })?;
+        Ok(spec.get(&self.inner.options()))
+    }
+
+    /// Sets option `name` of the running engine to the value `text` reads as (see
+    /// [`OptionType`](crate::OptionType)), as [`Options::set_by_name`] would before open.
+    ///
+    /// Only options whose [`OptionSpec::is_dynamic`](crate::OptionSpec::is_dynamic) is true change at run time: those the
+    /// engine reads where it uses them (compaction triggers and sizes, back-pressure limits,
+    /// the format of tables written from now on, the write-set limit). Others (the block
+    /// cache's size, thread counts, the number of levels, the WAL's settings) fail with
+    /// `NotSupported` and change only when the database is opened again. A value the
+    /// engine could not run with (`l0_compaction_trigger` above `l0_stop_trigger`) fails
+    /// with `InvalidArgument`, and nothing changes. Background threads look at the new
+    /// value at once (a lower trigger can start a compaction).
+    pub fn set_option(&self, name: &str, text: &str) -> Result<()> {
+        let spec = Options::option(name).ok_or_else(|| {
+            Error::invalid_argument(format!("unknown option `{name}` (see Options::TABLE)"))
+        })?;
+        if !spec.is_dynamic() {
+            return Err(Error::not_supported(format!(
+                "option `{name}` is fixed while the database is open; set it before Db::open"
+            )));
+        }
+        let inner = &self.inner;
+        // One writer at a time, so two changes of different options both stay.
+        let _serial = inner.option_change.lock();
+        let changed = spec.set(Options::clone(&inner.options()), text)?;
+        changed.validate()?;
+        inner.options.store(Arc::new(changed));
+        // Let the compaction threads re-check what is due under the new values.
+        inner.bg.lock().pending_compaction = true;
+        inner.bg_cv.notify_all();
+        Ok(())
     }
 
     /// A snapshot of the engine's statistics.
@@ -672,6 +720,11 @@ pub(crate) fn check_live(cf: &ColumnFamily) -> Result<()> {
 }
 
 impl DbInner {
+    /// The options as they are now (a change by [`Db::set_option`] shows in the next call).
+    pub(crate) fn options(&self) -> arc_swap::Guard<Arc<Options>> {
+        self.options.load()
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         path: PathBuf,
@@ -686,7 +739,8 @@ impl DbInner {
     ) -> DbInner {
         DbInner {
             path,
-            options,
+            options: ArcSwap::from_pointee(options),
+            option_change: Mutex::new(()),
             wal,
             commit_queue: GroupCommit::new(),
             write_lock: Mutex::new(()),
@@ -842,11 +896,11 @@ impl DbInner {
         self.apply_back_pressure(&cfs, group_bytes)?;
         for cf in cfs.values() {
             let mem = cf.view().mem.approximate_memory_usage();
-            let full = mem >= self.options.memtable_limit(cf.table_bytes());
+            let full = mem >= self.options().memtable_limit(cf.table_bytes());
             // A scan asked for an early flush (tombstones it keeps stepping over); not for
             // tiny memtables, so scans cannot turn every write into a flush.
             let asked =
-                mem >= self.options.write_buffer_size / 8 && cf.view().mem.flush_requested();
+                mem >= self.options().write_buffer_size / 8 && cf.view().mem.flush_requested();
             if full || asked {
                 self.switch_memtable(cf)?;
             }
@@ -970,8 +1024,8 @@ impl DbInner {
             .map(|cf| {
                 let view = cf.view();
                 let active_full = view.mem.approximate_memory_usage()
-                    >= self.options.memtable_limit(cf.table_bytes());
-                let max = self.options.max_immutable_memtables;
+                    >= self.options().memtable_limit(cf.table_bytes());
+                let max = self.options().max_immutable_memtables;
                 Pressure {
                     l0_files: view.levels().first().map_or(0, Vec::len),
                     pending_compaction_bytes: cf.pending_compaction_bytes(),
@@ -985,7 +1039,7 @@ impl DbInner {
                 }
             })
             .collect();
-        decide(&self.options.thresholds(), &pressures)
+        decide(&self.options().thresholds(), &pressures)
     }
 
     /// Slows or stops this write group as back-pressure demands (see `write_controller`).
@@ -1013,7 +1067,7 @@ impl DbInner {
     /// largest active memtable. Memory stays within the budget plus one write group. (Tiny
     /// memtables frozen while flushes lag are bounded by `max_immutable_memtables`.)
     fn enforce_write_buffer_budget(&self, cfs: &BTreeMap<CfId, Arc<CfData>>) -> Result<()> {
-        let budget = self.options.db_write_buffer_size;
+        let budget = self.options().db_write_buffer_size;
         let frozen_total = || -> usize {
             cfs.values()
                 .map(|cf| {
@@ -1060,7 +1114,7 @@ impl DbInner {
         if written <= self.wal_bound_check_at.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let bound = self.options.wal_bound();
+        let bound = self.options().wal_bound();
         let current = self.wal.current_segment();
         let mut check_at = u64::MAX;
         let pinning: Vec<&Arc<CfData>> = {
@@ -1098,7 +1152,7 @@ impl DbInner {
     /// (counted as a stall) while the frozen queue is full. Caller holds `write_lock`.
     /// Returns the frozen memtable.
     pub(crate) fn switch_memtable(&self, cf: &Arc<CfData>) -> Result<Arc<Memtable>> {
-        let max = self.options.max_immutable_memtables;
+        let max = self.options().max_immutable_memtables;
         if cf.view().imms.len() >= max {
             // The last resort: the frozen queue is full, so this memtable cannot be frozen
             // until a flush finishes.
@@ -1132,7 +1186,7 @@ impl DbInner {
         let frozen = Arc::clone(&cf.view().mem);
         cf.update_view(|v| CfView {
             cf_id: v.cf_id,
-            mem: Arc::new(self.options.new_memtable(segment)),
+            mem: Arc::new(self.options().new_memtable(segment)),
             imms: std::iter::once(Arc::clone(&v.mem))
                 .chain(v.imms.iter().cloned())
                 .collect(),
@@ -1145,7 +1199,7 @@ impl DbInner {
             if other.id != cf.id && view.mem.is_empty() && view.mem.id() < segment {
                 other.update_view(|v| CfView {
                     cf_id: v.cf_id,
-                    mem: Arc::new(self.options.new_memtable(segment)),
+                    mem: Arc::new(self.options().new_memtable(segment)),
                     imms: v.imms.clone(),
                     version: Arc::clone(&v.version),
                 });
@@ -1190,7 +1244,7 @@ impl DbInner {
                 memtable_bytes += m.approximate_memory_usage() as u64;
                 immutable_memtables += 1;
             }
-            let lopts = self.options.level_options();
+            let lopts = self.options().level_options();
             let targets = riptide_compaction::level_targets(&view.version, cf.id, &lopts);
             let scores =
                 riptide_compaction::compaction_scores(&view.version, cf.id, &lopts, &self.registry);
@@ -1282,7 +1336,7 @@ pub(crate) fn iter_at(
     let (view, seqno) = point.view(db, cf);
     let merged = view.merged_iter_within(lower.as_deref(), upper.as_deref());
     let it = DbIterator::new(view, merged, seqno, lower, upper)?
-        .with_scan_flush_trigger(db.options.memtable_scan_flush_trigger);
+        .with_scan_flush_trigger(db.options().memtable_scan_flush_trigger);
     Ok(refreshing(db, cf, point, it))
 }
 

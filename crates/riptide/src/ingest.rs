@@ -122,8 +122,8 @@ impl IngestWriter {
             cf_name: cf.name().to_string(),
             seqno,
             dir: db.path.clone(),
-            table_opts: db.options.table_options(),
-            target_file_size: db.options.target_file_size,
+            table_opts: db.options().table_options(),
+            target_file_size: db.options().target_file_size,
             current: None,
             done: Vec::new(),
             ranges: Vec::new(),
@@ -154,7 +154,7 @@ impl IngestWriter {
         if self.current.is_none() {
             let number = self.db.versions.lock().new_file_number();
             let writer = TableWriter::create_in(
-                self.db.options.file_system.clone(),
+                self.db.options().file_system.clone(),
                 &table_file_path(&self.dir, number),
                 self.table_opts.clone(),
             )?;
@@ -201,7 +201,7 @@ impl IngestWriter {
         };
         let props = w.finish()?;
         let handle = TableHandle::open_new(
-            self.db.options.file_system.clone(),
+            self.db.options().file_system.clone(),
             &self.dir,
             number,
             props,
@@ -226,7 +226,7 @@ impl IngestWriter {
                 seqno: self.seqno,
             });
         }
-        riptide_compaction::fsutil::sync_dir(&*self.db.options.file_system, &self.dir)?;
+        riptide_compaction::fsutil::sync_dir(&*self.db.options().file_system, &self.dir)?;
         let db = Arc::clone(&self.db);
         // Held to the end (in the database's lock order, before the version set): no write
         // group numbers a batch until the ingest's number is published, so every later

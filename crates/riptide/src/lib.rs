@@ -64,7 +64,7 @@ pub use db::{DEFAULT_CF_NAME, Db, MAX_KEY_VALUE_LEN};
 pub use delete_files::{DeletedFiles, OlderSnapshots};
 pub use ingest::{IngestWriter, Ingested};
 pub use iterator::DbIterator;
-pub use option_table::{OptionSpec, OptionType, OptionValue};
+pub use option_table::{DYNAMIC_OPTIONS, OptionSpec, OptionType, OptionValue};
 pub use options::{Compression, Options, ReadOptions, RecoveryMode, SyncMode};
 /// The file-system seam ([`Options::file_system`]): the traits a file system implements and
 /// the real one.

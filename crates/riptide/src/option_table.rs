@@ -246,6 +246,13 @@ impl OptionSpec {
         }
     }
 
+    /// Whether a running database takes a new value of this option
+    /// ([`Db::set_option`](crate::Db::set_option)): true for the options the engine reads
+    /// where it uses them (see [`DYNAMIC_OPTIONS`]).
+    pub fn is_dynamic(&self) -> bool {
+        DYNAMIC_OPTIONS.contains(&self.name)
+    }
+
     /// The engine's default: the option's value in `Options::default()`.
     pub fn default_value(&self) -> OptionValue {
         self.get(&Options::default())
@@ -346,6 +353,36 @@ fn size(v: u64) -> Result<usize> {
     usize::try_from(v)
         .map_err(|_| Error::invalid_argument(format!("{v} does not fit this platform's usize")))
 }
+
+/// The options a running database takes a new value of ([`OptionSpec::is_dynamic`]): each
+/// is read where it is used (a compaction pick, a write's back-pressure check, a table or
+/// memtable being made, a transaction's write), never copied at open into a thread, a cache
+/// or the WAL. A change applies from the next use on: tables already written keep their
+/// format, a running compaction its inputs.
+pub const DYNAMIC_OPTIONS: &[&str] = &[
+    "l0_compaction_trigger",
+    "l0_slowdown_trigger",
+    "l0_stop_trigger",
+    "soft_pending_compaction_bytes",
+    "hard_pending_compaction_bytes",
+    "delayed_write_rate",
+    "max_bytes_for_level_base",
+    "level_size_ratio",
+    "target_file_size",
+    "max_compaction_bytes",
+    "compaction_pri",
+    "max_subcompactions",
+    "tombstone_ratio_trigger",
+    "tombstone_min_entries",
+    "tombstone_coalesce_min_run",
+    "memtable_scan_flush_trigger",
+    "compression",
+    "compression_level",
+    "bloom_bits_per_key",
+    "max_txn_write_set_bytes",
+    "ingest_min_bytes",
+    "sort_buffer_size",
+];
 
 /// The `sync_mode` values, in index order.
 const SYNC_MODES: &[&str] = &["none", "interval", "full"];

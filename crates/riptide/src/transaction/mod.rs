@@ -1302,7 +1302,7 @@ impl Transaction {
     /// write set passes the limit by at most the last write it accepted (its entry, lock and
     /// undo records).
     fn check_write_set_limit(&self, st: &TxnState, entry_bytes: usize) -> Result<()> {
-        let limit = self.shared.db.options.max_txn_write_set_bytes;
+        let limit = self.shared.db.options().max_txn_write_set_bytes;
         if limit == 0 {
             return Ok(());
         }
