@@ -130,7 +130,8 @@
 // sessions.
 #define RIPTIDE_OPTION_SESSION 1
 
-// Option flag: may change while the server runs (else it is read at startup only).
+// Option flag: may change while the server runs (else it is read at startup only); in
+// `riptide_option_at`'s table, the engine options `riptide_db_set_option` takes.
 #define RIPTIDE_OPTION_DYNAMIC 2
 
 // Option flag: an engine option, applied with `riptide_options_set_by_name` under the same
@@ -679,6 +680,24 @@ enum riptide_status_t riptide_db_close(struct riptide_db_t *db,
 // `db` is NULL or a live database handle that no other thread is using and that is not
 // used afterwards.
 void riptide_db_destroy(struct riptide_db_t *db);
+
+// Sets option `name` of the open database to the value `value` reads as (the text forms of
+// `riptide_options_set_by_name`). Only options flagged `RIPTIDE_OPTION_DYNAMIC` in
+// `riptide_option_at` change while the database is open (compaction triggers and sizes,
+// back-pressure limits, the format of tables written from now on, the write-set limit);
+// they apply from their next use. Another option is `RIPTIDE_NOT_SUPPORTED`; an unknown
+// name, a value outside the option's bounds or one the engine could not run with
+// (`l0_compaction_trigger` above `l0_stop_trigger`) is `RIPTIDE_INVALID_ARGUMENT`. On any
+// error nothing changes. A change lasts until the database is closed.
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `name` and `value` are NULL or NUL-terminated
+// strings; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_db_set_option(struct riptide_db_t *db,
+                                            const char *name,
+                                            const char *value,
+                                            char **errmsg);
 
 // Flushes every column family's memtable to a table file and waits until done.
 //

@@ -10,7 +10,7 @@ use riptide::{ColumnFamily, Db, Error, Options};
 
 use crate::cf::riptide_cf_t;
 use crate::ffi_util::{
-    CResult, ErrMsg, Out, arg_opt, arg_ref, c_bytes, destroy_handle, into_handle, opt_bytes,
+    CResult, ErrMsg, Out, arg_opt, arg_ref, c_bytes, c_str, destroy_handle, into_handle, opt_bytes,
 };
 use crate::options::riptide_options_t;
 use crate::status::riptide_status_t;
@@ -161,6 +161,42 @@ pub unsafe extern "C" fn riptide_db_destroy(db: *mut riptide_db_t) {
     // SAFETY: per `# Safety`, `db` follows the freed handle rule of the ffi_util contract:
     // NULL or made by `riptide_db_open`, used by no other thread and never used again.
     unsafe { destroy_handle(db) }
+}
+
+/// Sets option `name` of the open database to the value `value` reads as (the text forms of
+/// `riptide_options_set_by_name`). Only options flagged `RIPTIDE_OPTION_DYNAMIC` in
+/// `riptide_option_at` change while the database is open (compaction triggers and sizes,
+/// back-pressure limits, the format of tables written from now on, the write-set limit);
+/// they apply from their next use. Another option is `RIPTIDE_NOT_SUPPORTED`; an unknown
+/// name, a value outside the option's bounds or one the engine could not run with
+/// (`l0_compaction_trigger` above `l0_stop_trigger`) is `RIPTIDE_INVALID_ARGUMENT`. On any
+/// error nothing changes. A change lasts until the database is closed.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `name` and `value` are NULL or NUL-terminated
+/// strings; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_db_set_option(
+    db: *mut riptide_db_t,
+    name: *const c_char,
+    value: *const c_char,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db`, the strings
+    // `name` and `value`, and the out-parameter `errmsg`.
+    let (db, name, value, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            c_str(name, "name"),
+            c_str(value, "value"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let (name, value) = (name?, value?);
+        db?.with(|db| db.set_option(name, value))
+    })
 }
 
 /// Flushes every column family's memtable to a table file and waits until done.

@@ -116,7 +116,8 @@ pub const RIPTIDE_OPTION_TEXT: i32 = 6;
 /// Option flag: one value per session (connection); the global value is the default of new
 /// sessions.
 pub const RIPTIDE_OPTION_SESSION: u32 = 1;
-/// Option flag: may change while the server runs (else it is read at startup only).
+/// Option flag: may change while the server runs (else it is read at startup only); in
+/// `riptide_option_at`'s table, the engine options `riptide_db_set_option` takes.
 pub const RIPTIDE_OPTION_DYNAMIC: u32 = 2;
 /// Option flag: an engine option, applied with `riptide_options_set_by_name` under the same
 /// name before `riptide_db_open`. A server option without it is read by the server itself
@@ -277,7 +278,11 @@ static ENGINE_OPTIONS: LazyLock<CTable> = LazyLock::new(|| {
             o.doc,
             o.value_type,
             o.default_value(),
-            RIPTIDE_OPTION_ENGINE,
+            if o.is_dynamic() {
+                RIPTIDE_OPTION_ENGINE | RIPTIDE_OPTION_DYNAMIC
+            } else {
+                RIPTIDE_OPTION_ENGINE
+            },
         )
     }))
 });
@@ -409,7 +414,12 @@ mod tests {
         for (e, spec) in table.iter().zip(Options::TABLE) {
             assert_eq!(text(e.name), spec.name);
             assert_eq!(text(e.doc), spec.doc);
-            assert_eq!(e.flags, RIPTIDE_OPTION_ENGINE);
+            let dynamic = if spec.is_dynamic() {
+                RIPTIDE_OPTION_DYNAMIC
+            } else {
+                0
+            };
+            assert_eq!(e.flags, RIPTIDE_OPTION_ENGINE | dynamic, "{}", spec.name);
             let name = CString::new(spec.name).unwrap();
             // SAFETY: `o` is a live handle; the strings are NUL-terminated.
             let st = unsafe {
