@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "riptide_shim.h"
@@ -145,13 +146,17 @@ bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
 {
   const bool session= o->flags & RIPTIDE_OPTION_SESSION;
   const bool dynamic= o->flags & RIPTIDE_OPTION_DYNAMIC;
-  /* An engine option that changed at run time would need an update function that tells
-     the engine; none exists, so those are read-only. A dynamic global option of the server
-     (riptide_print_all_deadlocks) is read by the shim where it is used: the server's
-     default update stores the new value in the slot. */
-  if (dynamic && (o->flags & RIPTIDE_OPTION_ENGINE))
+  /* A dynamic engine option (SET GLOBAL riptide_l0_compaction_trigger= 8) is passed to the
+     open engine by its check function, check_engine_option, which fails the SET if the
+     engine refuses the value, and again by its update, update_engine_option (which alone
+     runs for SET ... = DEFAULT), which stores it in the slot. A
+     dynamic global option of the server (riptide_print_all_deadlocks) is read by the shim
+     where it is used: the default update stores the new value in the slot. */
+  const bool engine_dynamic= dynamic && (o->flags & RIPTIDE_OPTION_ENGINE);
+  if (engine_dynamic && (session || o->value_type == RIPTIDE_OPTION_BOOL ||
+                         o->value_type == RIPTIDE_OPTION_TEXT))
   {
-    sysvar_problem= "an engine option that changes at run time is not supported";
+    sysvar_problem= "a dynamic engine option must be a global number or enum";
     return false;
   }
   const int opt= PLUGIN_VAR_RQCMDARG | (dynamic ? 0 : PLUGIN_VAR_READONLY) |
@@ -258,6 +263,178 @@ void update_bulk_load(THD *thd, struct st_mysql_sys_var *, void *var_ptr, const 
     finish_held_bulk_load(thd, true);
 }
 
+/* The check function of a dynamic engine option (SET GLOBAL riptide_<name>= value): reads
+   the value as the option's type, gives its text to the open engine (riptide_db_set_option,
+   which checks bounds and combinations: l0_compaction_trigger above l0_stop_trigger is
+   refused) and, if the engine took it, leaves the typed value in `save` for the server's
+   update (update_engine_option) to store. A value the engine refuses fails the SET with
+   the engine's message; neither the engine nor the variable changes. */
+int check_engine_option(THD *, struct st_mysql_sys_var *var, void *save,
+                        struct st_mysql_value *value)
+{
+  static_assert(offsetof(Sysvar_slot, var) == 0, "a slot starts with its variable");
+  const Sysvar_slot *slot= reinterpret_cast<const Sysvar_slot *>(var);
+  const riptide_option_t *o= slot->option;
+  char buf[64];
+  std::string text;
+  long long integer= 0;
+  double real= 0;
+  if (o->value_type == RIPTIDE_OPTION_ENUM &&
+      value->value_type(value) == MYSQL_VALUE_TYPE_STRING)
+  {
+    int len= sizeof(buf);
+    const char *s= value->val_str(value, buf, &len);
+    if (!s)
+      return 1;
+    text.assign(s, size_t(len));
+    integer= -1;
+    for (size_t i= 0; i < o->enum_count; i++)
+      if (!strcasecmp(o->enum_names[i], text.c_str()))
+        integer= (long long) i;
+    if (integer < 0)
+    {
+      my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: %s is not a value of riptide_%s",
+                      MYF(0), text.c_str(), o->name);
+      return 1;
+    }
+  }
+  else if (o->value_type == RIPTIDE_OPTION_DOUBLE)
+  {
+    if (value->val_real(value, &real))
+      return 1;
+    snprintf(buf, sizeof(buf), "%.17g", real);
+    text= buf;
+  }
+  else
+  {
+    if (value->val_int(value, &integer))
+      return 1;
+    const bool negative= integer < 0 && !value->is_unsigned(value);
+    if (o->value_type == RIPTIDE_OPTION_ENUM)
+    {
+      if (negative || (unsigned long long) integer >= o->enum_count)
+      {
+        my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: %lld is not a value of riptide_%s",
+                        MYF(0), integer, o->name);
+        return 1;
+      }
+      text= o->enum_names[integer];
+    }
+    else if (negative && o->value_type != RIPTIDE_OPTION_INT64)
+    {
+      my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: riptide_%s cannot be negative",
+                      MYF(0), o->name);
+      return 1;
+    }
+    else
+    {
+      if (o->value_type == RIPTIDE_OPTION_INT64)
+        snprintf(buf, sizeof(buf), "%lld", integer);
+      else
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long) integer);
+      text= buf;
+    }
+  }
+  if (!riptide_db)
+  {
+    my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: the engine is not open", MYF(0));
+    return 1;
+  }
+  char *err= nullptr;
+  riptide_status_t st= riptide_db_set_option(riptide_db, o->name, text.c_str(), &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: SET riptide_%s = %s refused: %s",
+                    MYF(0), o->name, text.c_str(), msg.c_str());
+    return 1;
+  }
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_UINT32:
+    *static_cast<uint *>(save)= uint(integer);
+    break;
+  case RIPTIDE_OPTION_UINT64:
+    *static_cast<ulonglong *>(save)= ulonglong(integer);
+    break;
+  case RIPTIDE_OPTION_INT64:
+    *static_cast<longlong *>(save)= integer;
+    break;
+  case RIPTIDE_OPTION_DOUBLE:
+    *static_cast<double *>(save)= real;
+    break;
+  case RIPTIDE_OPTION_ENUM:
+    *static_cast<ulong *>(save)= ulong(integer);
+    break;
+  }
+  return 0;
+}
+
+/* The text riptide_db_set_option reads for the typed value `v` of option `o` (as the
+   server keeps it: the layouts of build_sysvar). */
+std::string engine_option_text(const riptide_option_t *o, const void *v)
+{
+  char buf[64];
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_UINT32:
+    snprintf(buf, sizeof(buf), "%u", *static_cast<const uint *>(v));
+    return buf;
+  case RIPTIDE_OPTION_UINT64:
+    snprintf(buf, sizeof(buf), "%llu", *static_cast<const ulonglong *>(v));
+    return buf;
+  case RIPTIDE_OPTION_INT64:
+    snprintf(buf, sizeof(buf), "%lld", *static_cast<const longlong *>(v));
+    return buf;
+  case RIPTIDE_OPTION_DOUBLE:
+    snprintf(buf, sizeof(buf), "%.17g", *static_cast<const double *>(v));
+    return buf;
+  case RIPTIDE_OPTION_ENUM: {
+    const ulong i= *static_cast<const ulong *>(v);
+    return i < o->enum_count ? o->enum_names[i] : "";
+  }
+  }
+  return "";
+}
+
+/* The update function of a dynamic engine option: gives the value to the engine again and
+   stores it. It also runs without check_engine_option, for SET GLOBAL riptide_<name> =
+   DEFAULT; if the engine refuses the default (another option changed since), the variable
+   keeps its value and the statement gets a warning with the engine's reason. */
+void update_engine_option(THD *thd, struct st_mysql_sys_var *var, void *var_ptr,
+                          const void *save)
+{
+  const Sysvar_slot *slot= reinterpret_cast<const Sysvar_slot *>(var);
+  const riptide_option_t *o= slot->option;
+  const std::string text= engine_option_text(o, save);
+  char *err= nullptr;
+  riptide_status_t st= riptide_db ? riptide_db_set_option(riptide_db, o->name, text.c_str(), &err)
+                                  : RIPTIDE_INVALID_ARGUMENT;
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_db ? riptide_take_message(st, err) : "the engine is not open";
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_WRONG_VALUE_FOR_VAR,
+                        "RIPTIDE: SET riptide_%s = %s refused, the value stays: %s", o->name,
+                        text.c_str(), msg.c_str());
+    return;
+  }
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_UINT32:
+    *static_cast<uint *>(var_ptr)= *static_cast<const uint *>(save);
+    break;
+  case RIPTIDE_OPTION_UINT64:
+    *static_cast<ulonglong *>(var_ptr)= *static_cast<const ulonglong *>(save);
+    break;
+  case RIPTIDE_OPTION_INT64:
+    *static_cast<longlong *>(var_ptr)= *static_cast<const longlong *>(save);
+    break;
+  case RIPTIDE_OPTION_DOUBLE:
+    *static_cast<double *>(var_ptr)= *static_cast<const double *>(save);
+    break;
+  case RIPTIDE_OPTION_ENUM:
+    *static_cast<ulong *>(var_ptr)= *static_cast<const ulong *>(save);
+    break;
+  }
+}
+
 /* Builds riptide_system_variables from the C ABI's server option table. */
 void build_sysvars()
 {
@@ -278,6 +455,11 @@ void build_sysvars()
     {
       sysvar_problem_name= o->name;
       return;
+    }
+    if ((o->flags & RIPTIDE_OPTION_ENGINE) && (o->flags & RIPTIDE_OPTION_DYNAMIC))
+    {
+      reinterpret_cast<Sysvar_header *>(slot.var)->check= &check_engine_option;
+      reinterpret_cast<Sysvar_header *>(slot.var)->update= &update_engine_option;
     }
     if (!strcmp(o->name, "data_dir") && o->value_type == RIPTIDE_OPTION_TEXT)
       data_dir_slot= &slot;

@@ -7,7 +7,8 @@
 //!
 //! The C ABI exports this table (`riptide_server_option_at`); the plugin builds its
 //! `system_vars` array from it with a loop, applies the engine options at init with
-//! `riptide_options_set_by_name`, and reads `lock_wait_timeout` per statement. Adding a
+//! `riptide_options_set_by_name`, passes a `SET GLOBAL` of a dynamic engine option to the open
+//! engine with `riptide_db_set_option`, and reads `lock_wait_timeout` per statement. Adding a
 //! server variable for an engine option is one line here (and its row in
 //! `plugin-shim/README.md`, which a test checks against this table).
 
@@ -62,7 +63,8 @@ pub struct ServerOption {
 
 /// How an entry of [`SERVER_OPTIONS`] is declared.
 enum Decl {
-    /// The engine option `name`, read-only; `default` (as text) replaces the engine's.
+    /// The engine option `name` (dynamic if the open engine takes it: `OptionSpec::is_dynamic`);
+    /// `default` (as text) replaces the engine's.
     Engine {
         name: &'static str,
         default: Option<&'static str>,
@@ -176,8 +178,8 @@ const SERVER_OPTIONS: &[Decl] = &[
     }),
 ];
 
-/// The engine option `name` as a read-only global server option, with `default` (text) in
-/// place of the engine's default. `None` if there is no such engine option or the default
+/// The engine option `name` as a global server option (dynamic where the open engine takes
+/// it), with `default` (text) in place of the engine's default. `None` if there is no such engine option or the default
 /// does not parse (the tests rule both out).
 fn engine_option(name: &str, default: Option<&str>) -> Option<ServerOption> {
     let spec = Options::option(name)?;
@@ -191,7 +193,8 @@ fn engine_option(name: &str, default: Option<&str>) -> Option<ServerOption> {
         value_type: spec.value_type,
         default,
         scope: Scope::Global,
-        dynamic: false,
+        // The server passes a new value to the open engine (`riptide_db_set_option`).
+        dynamic: spec.is_dynamic(),
         target: Target::Engine,
     })
 }
@@ -227,10 +230,12 @@ mod tests {
                 .check(&o.default)
                 .unwrap_or_else(|e| panic!("{}: {e}", o.name));
             assert!(!o.doc.is_empty() && !o.doc.contains('\n'), "{}", o.name);
-            // Engine options are taken when the database opens, so they never change at
-            // run time; every session option does (a connection sets its own).
+            // An engine option changes at run time exactly when the engine takes it while
+            // open (Db::set_option); every session option does (a connection sets its own).
             if o.target == Target::Engine {
-                assert!(!o.dynamic, "{}", o.name);
+                let spec = Options::option(o.name).unwrap();
+                assert_eq!(o.dynamic, spec.is_dynamic(), "{}", o.name);
+                assert_eq!(o.scope, Scope::Global, "{}", o.name);
             }
             if o.scope == Scope::Session {
                 assert!(o.dynamic, "{}", o.name);
