@@ -263,6 +263,25 @@ void update_bulk_load(THD *thd, struct st_mysql_sys_var *, void *var_ptr, const 
     finish_held_bulk_load(thd, true);
 }
 
+/* The bytes a global variable of option `o`'s type keeps (the layouts of build_sysvar; the
+   types a dynamic engine option may have). */
+size_t typed_size(const riptide_option_t *o)
+{
+  switch (o->value_type) {
+  case RIPTIDE_OPTION_UINT32:
+    return sizeof(uint);
+  case RIPTIDE_OPTION_UINT64:
+    return sizeof(ulonglong);
+  case RIPTIDE_OPTION_INT64:
+    return sizeof(longlong);
+  case RIPTIDE_OPTION_DOUBLE:
+    return sizeof(double);
+  case RIPTIDE_OPTION_ENUM:
+    return sizeof(ulong);
+  }
+  return 0;
+}
+
 /* The check function of a dynamic engine option (SET GLOBAL riptide_<name>= value): reads
    the value as the option's type, gives its text to the open engine (riptide_db_set_option,
    which checks bounds and combinations: l0_compaction_trigger above l0_stop_trigger is
@@ -349,23 +368,26 @@ int check_engine_option(THD *, struct st_mysql_sys_var *var, void *save,
                     MYF(0), o->name, text.c_str(), msg.c_str());
     return 1;
   }
+  Sysvar_value typed;
   switch (o->value_type) {
   case RIPTIDE_OPTION_UINT32:
-    *static_cast<uint *>(save)= uint(integer);
+    typed.u= uint(integer);
     break;
   case RIPTIDE_OPTION_UINT64:
-    *static_cast<ulonglong *>(save)= ulonglong(integer);
+    typed.ull= ulonglong(integer);
     break;
   case RIPTIDE_OPTION_INT64:
-    *static_cast<longlong *>(save)= integer;
+    typed.ll= integer;
     break;
   case RIPTIDE_OPTION_DOUBLE:
-    *static_cast<double *>(save)= real;
+    typed.d= real;
     break;
   case RIPTIDE_OPTION_ENUM:
-    *static_cast<ulong *>(save)= ulong(integer);
+    typed.e= ulong(integer);
     break;
   }
+  /* Every member of the union starts at its beginning. */
+  memcpy(save, &typed, typed_size(o));
   return 0;
 }
 
@@ -416,23 +438,7 @@ void update_engine_option(THD *thd, struct st_mysql_sys_var *var, void *var_ptr,
                         text.c_str(), msg.c_str());
     return;
   }
-  switch (o->value_type) {
-  case RIPTIDE_OPTION_UINT32:
-    *static_cast<uint *>(var_ptr)= *static_cast<const uint *>(save);
-    break;
-  case RIPTIDE_OPTION_UINT64:
-    *static_cast<ulonglong *>(var_ptr)= *static_cast<const ulonglong *>(save);
-    break;
-  case RIPTIDE_OPTION_INT64:
-    *static_cast<longlong *>(var_ptr)= *static_cast<const longlong *>(save);
-    break;
-  case RIPTIDE_OPTION_DOUBLE:
-    *static_cast<double *>(var_ptr)= *static_cast<const double *>(save);
-    break;
-  case RIPTIDE_OPTION_ENUM:
-    *static_cast<ulong *>(var_ptr)= *static_cast<const ulong *>(save);
-    break;
-  }
+  memcpy(var_ptr, save, typed_size(o));
 }
 
 /* Builds riptide_system_variables from the C ABI's server option table. */
