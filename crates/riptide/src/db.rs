@@ -626,17 +626,15 @@ impl Db {
     /// The value option `name` (a name of [`Options::TABLE`]) has in the running engine.
     /// `InvalidArgument` if there is no such option.
     pub fn option_value(&self, name: &str) -> Result<OptionValue> {
-        let spec = Options::option(name).ok_or_else(|| {
-            Error::invalid_argument(format!("unknown option `{name}` (see Options::TABLE)"))
-        })?;
+        let spec = Options::known_option(name)?;
         Ok(spec.get(&self.inner.options()))
     }
 
     /// Sets option `name` of the running engine to the value `text` reads as (see
     /// [`OptionType`](crate::OptionType)), as [`Options::set_by_name`] would before open.
     ///
-    /// Only options whose [`OptionSpec::is_dynamic`](crate::OptionSpec::is_dynamic) is true change at run time: those the
-    /// engine reads where it uses them (compaction triggers and sizes, back-pressure limits,
+    /// Only options whose [`OptionSpec::is_dynamic`](crate::OptionSpec::is_dynamic) is true
+    /// change at run time: those the engine reads where it uses them (compaction triggers and sizes, back-pressure limits,
     /// the format of tables written from now on, the write-set limit). Others (the block
     /// cache's size, thread counts, the number of levels, the WAL's settings) fail with
     /// `NotSupported` and change only when the database is opened again. A value the
@@ -644,9 +642,7 @@ impl Db {
     /// with `InvalidArgument`, and nothing changes. Background threads look at the new
     /// value at once (a lower trigger can start a compaction).
     pub fn set_option(&self, name: &str, text: &str) -> Result<()> {
-        let spec = Options::option(name).ok_or_else(|| {
-            Error::invalid_argument(format!("unknown option `{name}` (see Options::TABLE)"))
-        })?;
+        let spec = Options::known_option(name)?;
         if !spec.is_dynamic() {
             return Err(Error::not_supported(format!(
                 "option `{name}` is fixed while the database is open; set it before Db::open"

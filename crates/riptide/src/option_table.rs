@@ -758,10 +758,14 @@ impl Options {
     /// (`"64M"`, `"ON"`, `"zstd"`: see [`OptionType`]). `InvalidArgument` for an unknown name
     /// or a value of the wrong type or out of the option's bounds, naming the option.
     pub fn set_by_name(self, name: &str, text: &str) -> Result<Options> {
-        let spec = Options::option(name).ok_or_else(|| {
+        Options::known_option(name)?.set(self, text)
+    }
+
+    /// [`Options::option`], or `InvalidArgument` naming the unknown `name`.
+    pub(crate) fn known_option(name: &str) -> Result<&'static OptionSpec> {
+        Options::option(name).ok_or_else(|| {
             Error::invalid_argument(format!("unknown option `{name}` (see Options::TABLE)"))
-        })?;
-        spec.set(self, text)
+        })
     }
 }
 
