@@ -70,16 +70,79 @@ impl Lab {
         footprint: &mut Footprint,
         body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
     ) -> Result<()> {
+        self.session(engine, Session::Whole, pb, footprint, body)
+    }
+
+    /// The first part of a run split in sessions (benchmarks that interleave engines): a
+    /// fresh data directory and cgroup at the load's cap, the server started and checked,
+    /// `body` (the load), shutdown. The data directory is kept for [`Lab::resume`] unless
+    /// `body` failed. The cgroup's peak is the load's, so it does not go into `footprint`.
+    pub fn load(
+        &self,
+        engine: Engine,
+        pb: &ProgressBar,
+        footprint: &mut Footprint,
+        body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.session(engine, Session::Load, pb, footprint, body)
+    }
+
+    /// A later session of a split run: the server started again on the data directory that
+    /// [`Lab::load`] kept, in a fresh cgroup at the workload's cap, then `body`. The
+    /// cgroup's peak and limit hits, and the server's peak resident memory, are merged into
+    /// `footprint` (the most of every session; limit hits added). The data directory is
+    /// removed after the `last` session, or after a failed one, unless `keep_data`.
+    pub fn resume(
+        &self,
+        engine: Engine,
+        last: bool,
+        pb: &ProgressBar,
+        footprint: &mut Footprint,
+        body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.session(engine, Session::Resume { last }, pb, footprint, body)
+    }
+
+    fn session(
+        &self,
+        engine: Engine,
+        kind: Session,
+        pb: &ProgressBar,
+        footprint: &mut Footprint,
+        body: impl FnOnce(&mut Bench<'_>) -> Result<()>,
+    ) -> Result<()> {
         let paths = ServerPaths {
             dir: self.work_dir.join(engine.name()),
         };
-        pb.set_message(format!("{}: creating the data directory", engine.display()));
-        paths.init()?;
-        let mut cgroup = self.conditions.load_cap.map(Cgroup::create).transpose()?;
-        let mut outcome = self.serve(engine, pb, footprint, &paths, cgroup.as_mut(), body);
+        let cap = if let Session::Resume { .. } = kind {
+            if !paths.data().is_dir() {
+                bail!(
+                    "{}: no data directory at {} to resume from (its load did not keep one)",
+                    engine.display(),
+                    paths.data().display()
+                );
+            }
+            self.conditions.cap
+        } else {
+            pb.set_message(format!("{}: creating the data directory", engine.display()));
+            paths.init()?;
+            self.conditions.load_cap
+        };
+        let mut cgroup = cap.map(Cgroup::create).transpose()?;
+        let mut outcome = self.serve(engine, kind, pb, footprint, &paths, cgroup.as_mut(), body);
         if let Some(cg) = cgroup {
-            footprint.memory.peak_memory = Some(cg.max_usage());
-            footprint.memory.limit_hits = Some(cg.failcnt());
+            let m = &mut footprint.memory;
+            match kind {
+                Session::Whole => {
+                    m.peak_memory = Some(cg.max_usage());
+                    m.limit_hits = Some(cg.failcnt());
+                }
+                Session::Resume { .. } => {
+                    m.peak_memory = Some(m.peak_memory.unwrap_or(0).max(cg.max_usage()));
+                    m.limit_hits = Some(m.limit_hits.unwrap_or(0) + cg.failcnt());
+                }
+                Session::Load => {}
+            }
             let kills = cg.oom_kills();
             if kills > 0 {
                 outcome = outcome.context(format!(
@@ -90,15 +153,22 @@ impl Lab {
             }
             cg.remove()?;
         }
-        if !self.keep_data {
+        let done = match kind {
+            Session::Whole => true,
+            Session::Load => outcome.is_err(),
+            Session::Resume { last } => last || outcome.is_err(),
+        };
+        if done && !self.keep_data {
             let _ = fs::remove_dir_all(paths.data());
         }
         outcome
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn serve(
         &self,
         engine: Engine,
+        kind: Session,
         pb: &ProgressBar,
         footprint: &mut Footprint,
         paths: &ServerPaths,
@@ -107,12 +177,17 @@ impl Lab {
     ) -> Result<()> {
         let name = engine.display();
         pb.set_message(format!("{name}: starting the server"));
+        let started = Instant::now();
         let server = Server::start(
             paths.clone(),
             &self.plugin_dir,
             &self.conditions.server_options(engine),
             cgroup.as_deref(),
         )?;
+        if let Session::Resume { .. } = kind {
+            // The first start on the loaded data is the restart after the load.
+            footprint.memory.restart.get_or_insert(started.elapsed());
+        }
         let support = server.sql(&format!(
             "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE='{}'",
             engine.schema_name()
@@ -133,11 +208,34 @@ impl Lab {
             footprint,
             pb,
         };
+        if let Session::Resume { .. } = kind {
+            bench.sample_rss();
+        }
         body(&mut bench)?;
-        bench.footprint.memory.run_peak_rss = bench.server.peak_rss();
+        let peak = bench.server.peak_rss();
+        let m = &mut bench.footprint.memory;
+        match kind {
+            Session::Whole => m.run_peak_rss = peak,
+            Session::Resume { .. } => m.run_peak_rss = m.run_peak_rss.max(peak),
+            Session::Load => {}
+        }
         pb.set_message(format!("{name}: shutting down"));
         bench.server.shutdown()
     }
+}
+
+/// What a server session of [`Lab`] starts from and leaves behind.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Session {
+    /// [`Lab::run`]: load and workload in one session.
+    Whole,
+    /// [`Lab::load`]: the load of a split run.
+    Load,
+    /// [`Lab::resume`]: a workload session of a split run.
+    Resume {
+        /// The engine's last session: its data directory goes afterwards.
+        last: bool,
+    },
 }
 
 /// One engine's running server inside its [`Lab`], handed to the benchmark's body.

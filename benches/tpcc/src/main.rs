@@ -7,7 +7,12 @@
 //!
 //! # What it runs
 //!
-//! Per engine, one after the other, each in a fresh server and data directory:
+//! Per engine, each in its own server and data directory (`--order interleaved`, the
+//! default: every engine's steps 1 and 2 first, then run 1 of every engine, run 2 of every
+//! engine in the reverse order, and so on, each run on a server started again on the
+//! engine's data with its own warm-up, so that a machine that slows over the hour slows
+//! every engine alike (`schedule.rs`); `--order sequential`: each engine whole, one after
+//! the other):
 //!
 //! 1. **Load** (timed): the nine tables of tpcc-mysql and HammerDB (primary keys, the
 //!    customer-by-last-name and orders-by-customer indexes, no foreign keys; `schema.rs`)
@@ -17,8 +22,9 @@
 //! 2. **Checks after the load**: the row count of every table and consistency conditions
 //!    1 to 4 (`check.rs`).
 //! 3. **Restart** of the server (the harness's rule: the measured phase starts on a fresh
-//!    process with cold caches, under the workload cap).
-//! 4. **Warm-up** of `--warmup` seconds (discarded), then `--runs` measured runs of
+//!    process with cold caches, under the workload cap; interleaved, before every run).
+//! 4. **Warm-up** of `--warmup` seconds (discarded), then `--runs` measured runs (one per
+//!    server start when interleaved) of
 //!    `--duration` seconds. `--terminals` connections, each bound to a home warehouse
 //!    (round-robin, as HammerDB assigns them) and a district for Stock-Level, run the five
 //!    transactions back to back with no keying or think time, drawn from a shuffled deck of
@@ -68,6 +74,7 @@ mod procedures;
 mod profile;
 mod random;
 mod report;
+mod schedule;
 mod schema;
 mod terminal;
 mod txn;
@@ -91,6 +98,7 @@ use mix::{Mix, Workload};
 use procedures::Protocol;
 use random::{Constants, Rand};
 use report::{EngineResult, RunResult, Setup};
+use schedule::{Order, Step};
 use schema::DATABASE;
 
 /// MiB on disk per warehouse right after the load, below the smallest of the three engines:
@@ -187,6 +195,13 @@ struct Args {
     /// (needs `perf`; a diagnostic: perf's sampling costs the server a few percent).
     #[arg(long)]
     perf_seconds: Option<u64>,
+    /// The engines' order: `interleaved` loads every engine first, then runs run 1 of each,
+    /// run 2 of each in the reverse order, and so on, each run on a freshly started server
+    /// with its own warm-up (so a machine that slows over the hour slows every engine
+    /// alike); `sequential` runs each engine whole (load, restart, warm-up, all runs)
+    /// before the next.
+    #[arg(long, value_enum, default_value_t = Order::Interleaved)]
+    order: Order,
     /// Seed of all random data and inputs.
     #[arg(long, default_value_t = 17)]
     seed: u64,
@@ -263,6 +278,7 @@ fn real_main() -> Result<bool> {
         conditions: lab.conditions.clone(),
         quick: q,
         seed: args.seed,
+        order: args.order,
         perf_seconds: args.perf_seconds.filter(|&n| n > 0),
         started: started(),
         command: command_line(),
@@ -271,37 +287,67 @@ fn real_main() -> Result<bool> {
     let out_dir = out_dir(&args.out_dir)?;
 
     let s = &ctx.setup;
+    let steps = schedule::steps(engines.len(), s.runs, s.order);
     let mp = MultiProgress::new();
-    let pb = mp.add(steps_bar(engines.len() as u64 * (2 + s.runs)));
+    let pb = mp.add(steps_bar(schedule::progress_len(&steps)));
     note(
         &pb,
         format!(
-            "tpcc: {} warehouses, {} terminals, {} s runs ({} s warm-up, {} runs), {}",
+            "tpcc: {} warehouses, {} terminals, {} s runs ({} s warm-up, {} runs, {}), {}",
             s.warehouses,
             s.terminals,
             s.duration,
             s.warmup,
             s.runs,
+            s.order.name(),
             s.conditions.brief()
         ),
     );
-    let mut results: Vec<EngineResult> = Vec::new();
-    for &engine in &engines {
-        let mut res = EngineResult::new(engine);
+    let mut rand = Rand::new(s.seed);
+    let load_constants = Constants::load(&mut rand);
+    let workload = Workload {
+        warehouses: s.warehouses,
+        mix: s.mix,
+        constants: Constants::run(&load_constants, &mut rand),
+        all_warehouses: s.all_warehouses,
+        protocol: s.protocol,
+    };
+    let mut results: Vec<EngineResult> = engines.iter().map(|&e| EngineResult::new(e)).collect();
+    for step in &steps {
+        let i = match *step {
+            Step::Load(i) | Step::Runs { engine: i, .. } => i,
+        };
+        let Some(res) = results.get_mut(i) else {
+            continue;
+        };
+        let engine = res.engine();
+        if res.record.error.is_some() {
+            pb.inc(schedule::progress_len(std::slice::from_ref(step)));
+            continue;
+        }
         let mut footprint = std::mem::take(&mut res.record.footprint);
-        let outcome = ctx.lab.run(engine, &pb, &mut footprint, |bench| {
-            serve(&ctx.setup, bench, &mp, &pb, &mut res)
-        });
+        let outcome = match *step {
+            Step::Load(_) => ctx.lab.load(engine, &pb, &mut footprint, |bench| {
+                load_session(s, bench, &mp, &pb, res, &load_constants)
+            }),
+            Step::Runs { first, last, .. } => {
+                ctx.lab
+                    .resume(engine, last == s.runs, &pb, &mut footprint, |bench| {
+                        runs_session(s, bench, &mp, &pb, res, &workload, first..=last)
+                    })
+            }
+        };
         res.record.footprint = footprint;
         if let Err(e) = outcome {
             note(&pb, format!("{} FAILED: {e:#}", engine.display()));
             res.record.error = Some(format!("{e:#}"));
         }
-        for f in res.consistency_failures() {
-            note(&pb, format!("{}: {f}", engine.display()));
+        write_outputs(s, &results, &out_dir)?;
+    }
+    for r in &results {
+        for f in r.consistency_failures() {
+            note(&pb, format!("{}: {f}", r.engine().display()));
         }
-        results.push(res);
-        write_outputs(&ctx.setup, &results, &out_dir)?;
     }
     pb.finish_and_clear();
     println!("{}", report::markdown(&ctx.setup, &results));
@@ -377,21 +423,20 @@ fn phase_bar(mp: &MultiProgress, len: u64, unit: &str) -> ProgressBar {
     pb
 }
 
-/// One engine on its running server: load, checks, restart, warm-up, runs.
-fn serve(
+/// One engine's first session: its tables created and loaded (timed), the load checked.
+fn load_session(
     s: &Setup,
     bench: &mut Bench<'_>,
     mp: &MultiProgress,
     pb: &ProgressBar,
     res: &mut EngineResult,
+    load_constants: &Constants,
 ) -> Result<()> {
     let engine = bench.engine;
     let name = engine.display();
     res.record.settings = bench.settings()?;
     bench.server.sql(&format!("CREATE DATABASE {DATABASE}"))?;
     let target = Target::new(&bench.paths.socket(), Some(DATABASE));
-    let mut rand = Rand::new(s.seed);
-    let load_constants = Constants::load(&mut rand);
 
     pb.set_message(format!("{name}: loading {} warehouses", s.warehouses));
     let begun = Instant::now();
@@ -410,7 +455,7 @@ fn serve(
         s.warehouses,
         s.load_threads,
         s.seed,
-        &load_constants,
+        load_constants,
         &rows,
     );
     rows.finish_and_clear();
@@ -438,31 +483,41 @@ fn serve(
     let mut failures = check::count_failures(&counts, s.warehouses);
     failures.extend(aggregates.failures().iter().map(|f| f.to_string()));
     res.load_failures = Some(failures);
-    drop(conn);
     pb.inc(1);
+    Ok(())
+}
 
-    bench.restart()?;
-    let workload = Workload {
-        warehouses: s.warehouses,
-        mix: s.mix,
-        constants: Constants::run(&load_constants, &mut rand),
-        all_warehouses: s.all_warehouses,
-        protocol: s.protocol,
-    };
+/// A later session of one engine, on a server started on its loaded data: the warm-up,
+/// EXPLAIN of every statement (first session only), then the measured runs `runs`; the
+/// engine's files are measured after the last run of the invocation.
+fn runs_session(
+    s: &Setup,
+    bench: &mut Bench<'_>,
+    mp: &MultiProgress,
+    pb: &ProgressBar,
+    res: &mut EngineResult,
+    workload: &Workload,
+    runs: std::ops::RangeInclusive<u64>,
+) -> Result<()> {
+    let name = bench.engine.display();
+    let target = Target::new(&bench.paths.socket(), Some(DATABASE));
     pb.set_message(format!("{name}: warm-up"));
-    measure(bench, &target, &workload, s, s.warmup, 0, mp)?;
-    pb.set_message(format!("{name}: EXPLAIN of every statement"));
-    match target
-        .connect()
-        .and_then(|mut c| plans::explain_all(&mut c))
-    {
-        Ok(p) => res.plans = p,
-        Err(e) => note(pb, format!("{name}: EXPLAIN failed: {e:#}")),
+    measure(bench, &target, workload, s, s.warmup, 0, mp)?;
+    if res.plans.is_empty() {
+        pb.set_message(format!("{name}: EXPLAIN of every statement"));
+        match target
+            .connect()
+            .and_then(|mut c| plans::explain_all(&mut c))
+        {
+            Ok(p) => res.plans = p,
+            Err(e) => note(pb, format!("{name}: EXPLAIN failed: {e:#}")),
+        }
     }
     pb.inc(1);
-    for i in 1..=s.runs {
+    let last = *runs.end();
+    for i in runs {
         pb.set_message(format!("{name}: run {i}/{}", s.runs));
-        let r = measure(bench, &target, &workload, s, s.duration, i, mp)?;
+        let r = measure(bench, &target, workload, s, s.duration, i, mp)?;
         note(
             pb,
             format!(
@@ -486,7 +541,9 @@ fn serve(
         bench.sample_rss();
         pb.inc(1);
     }
-    bench.finished(DATABASE);
+    if last == s.runs {
+        bench.finished(DATABASE);
+    }
     Ok(())
 }
 

@@ -202,12 +202,43 @@ pub struct Setup {
     pub quick: bool,
     /// The random seed.
     pub seed: u64,
+    /// The engines' order (`--order`).
+    pub order: crate::schedule::Order,
     /// `--perf-seconds`: seconds of `perf record` in the middle of each measured run.
     pub perf_seconds: Option<u64>,
     /// `date -u` at the start.
     pub started: String,
     /// The command line.
     pub command: String,
+}
+
+/// How the engines' sessions ran, in words: the runs' order and where each warm-up went.
+fn schedule_text(setup: &Setup, engines: &[Engine]) -> String {
+    use crate::schedule::{Order, describe, steps};
+    match setup.order {
+        Order::Sequential => format!(
+            "restart, a {} s warm-up (discarded), then {} measured run(s) of {} s; the engines \
+             one after the other (`--order sequential`)",
+            setup.warmup, setup.runs, setup.duration
+        ),
+        Order::Interleaved => {
+            let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+            format!(
+                "then {} measured run(s) of {} s, each on a server started again on the \
+                 engine's data, after its own {} s warm-up (discarded); every engine loads \
+                 first, then the runs interleave, the order reversed on every other run so \
+                 that a machine that slows over the hour slows every engine alike \
+                 (`--order interleaved`: {})",
+                setup.runs,
+                setup.duration,
+                setup.warmup,
+                describe(
+                    &steps(engines.len(), setup.runs, Order::Interleaved),
+                    &names
+                )
+            )
+        }
+    }
 }
 
 fn ms3(v: (Option<f64>, Option<f64>, Option<f64>)) -> String {
@@ -234,10 +265,9 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         s,
         "{} warehouses, {} terminals ({}, no keying or think time), REPEATABLE READ. {}; {}; {}% remote order lines, \
          {}% remote Payment customers, {}% of Payment and Order-Status by last name, {}% of \
-         New-Orders rolled back. Per engine: load ({} threads; {}), consistency check, restart, \
-         a {} s warm-up (discarded), then {} measured run(s) of {} s, each followed by the \
-         consistency check (unmeasured: the cap raised by {} MiB meanwhile); median \
-         reported. {} Seed {}.\n",
+         New-Orders rolled back. Per engine: load ({} threads; {}), consistency check, {}, \
+         each run followed by the consistency check (unmeasured: the cap raised by {} MiB \
+         meanwhile); median reported. {} Seed {}.\n",
         setup.warehouses,
         setup.terminals,
         if setup.all_warehouses {
@@ -267,9 +297,7 @@ pub fn markdown(setup: &Setup, results: &[EngineResult]) -> String {
         } else {
             "5,000 rows per transaction"
         },
-        setup.warmup,
-        setup.runs,
-        setup.duration,
+        schedule_text(setup, &engines),
         riptide_bench_harness::CHECK_ALLOWANCE_MIB,
         setup.conditions.text(),
         setup.seed
@@ -789,6 +817,7 @@ mod tests {
             },
             quick: true,
             seed: 1,
+            order: crate::schedule::Order::Interleaved,
             perf_seconds: None,
             started: "now".into(),
             command: "x".into(),
