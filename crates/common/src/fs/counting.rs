@@ -113,6 +113,15 @@ impl FileSystem for CountingFs {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         self.inner.create_dir_all(dir)
     }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.hard_link(from, to)
+    }
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.create_dir(dir)
+    }
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.remove_dir(dir)
+    }
     fn metadata(&self, path: &Path) -> io::Result<Metadata> {
         self.inner.metadata(path)
     }

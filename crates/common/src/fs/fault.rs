@@ -14,8 +14,9 @@
 //! choices come from one generator seeded at construction, so a single-threaded sequence
 //! of calls is reproducible from its seed.
 //!
-//! Directories are simple: created at once and durably, never removed. Paths are compared
-//! as given (no normalization).
+//! Directories are simple: created, renamed and removed at once and durably (a renamed
+//! directory's files keep their current and durable state under the new name). Paths are
+//! compared as given (no normalization).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -55,6 +56,10 @@ pub enum FsOp {
     CreateDir,
     /// [`FileSystem::lock_file`].
     Lock,
+    /// [`FileSystem::hard_link`] (the rule's suffix is matched against the new name).
+    Link,
+    /// [`FileSystem::remove_dir`].
+    RemoveDir,
 }
 
 /// What an injected fault does.
@@ -442,6 +447,76 @@ fn check_parent(st: &State, path: &Path) -> io::Result<()> {
     }
 }
 
+/// True when directory `dir` holds no file and no directory.
+fn is_empty_dir(st: &State, dir: &Path) -> bool {
+    !st.live.keys().any(|p| p.parent() == Some(dir))
+        && !st.dirs.iter().any(|p| p.parent() == Some(dir))
+}
+
+/// `path` with its prefix `from` replaced by `to`, if it lies in `from` (or is it).
+fn moved(path: &Path, from: &Path, to: &Path) -> Option<PathBuf> {
+    path.strip_prefix(from).ok().map(|rest| {
+        if rest.as_os_str().is_empty() {
+            to.to_path_buf()
+        } else {
+            to.join(rest)
+        }
+    })
+}
+
+/// Renames directory `from` (in `st.dirs`) and everything under it to `to`, which must not
+/// exist or be an empty directory (POSIX `rename`); at once and durably.
+fn rename_dir(st: &mut State, from: &Path, to: &Path) -> io::Result<()> {
+    if st.live.contains_key(to) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", to.display()),
+        ));
+    }
+    if to.starts_with(from) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot move {} into itself", from.display()),
+        ));
+    }
+    if st.dirs.contains(to) {
+        if !is_empty_dir(st, to) {
+            return Err(io::Error::new(
+                io::ErrorKind::DirectoryNotEmpty,
+                format!("directory not empty: {}", to.display()),
+            ));
+        }
+        st.dirs.remove(to);
+    }
+    let rename_keys = |map: &mut BTreeMap<PathBuf, NodeRef>| {
+        let inside: Vec<PathBuf> = map
+            .keys()
+            .filter(|p| p.starts_with(from))
+            .cloned()
+            .collect();
+        for old in inside {
+            if let (Some(node), Some(new)) = (map.remove(&old), moved(&old, from, to)) {
+                map.insert(new, node);
+            }
+        }
+    };
+    rename_keys(&mut st.live);
+    rename_keys(&mut st.durable);
+    let dirs: Vec<PathBuf> = st
+        .dirs
+        .iter()
+        .filter(|p| p.starts_with(from))
+        .cloned()
+        .collect();
+    for old in dirs {
+        st.dirs.remove(&old);
+        if let Some(new) = moved(&old, from, to) {
+            st.dirs.insert(new);
+        }
+    }
+    Ok(())
+}
+
 impl FileSystem for FaultFs {
     fn create(&self, path: &Path, mode: CreateMode) -> io::Result<Box<dyn WritableFile>> {
         self.check(FsOp::Create, path)?;
@@ -509,8 +584,73 @@ impl FileSystem for FaultFs {
         self.check(FsOp::Rename, from)?;
         let mut st = self.state();
         check_parent(&st, to)?;
+        if st.dirs.contains(from) {
+            return rename_dir(&mut st, from, to);
+        }
         let node = st.live.remove(from).ok_or_else(|| not_found(from))?;
         st.live.insert(to.to_path_buf(), node);
+        Ok(())
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.check(FsOp::Link, to)?;
+        let mut st = self.state();
+        check_parent(&st, to)?;
+        let node = st.live.get(from).cloned().ok_or_else(|| {
+            if st.dirs.contains(from) {
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("{} is a directory", from.display()),
+                )
+            } else {
+                not_found(from)
+            }
+        })?;
+        if st.live.contains_key(to) || st.dirs.contains(to) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("file exists: {}", to.display()),
+            ));
+        }
+        st.live.insert(to.to_path_buf(), node);
+        Ok(())
+    }
+
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        self.check(FsOp::CreateDir, dir)?;
+        let mut st = self.state();
+        check_parent(&st, dir)?;
+        if st.live.contains_key(dir) || st.dirs.contains(dir) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists", dir.display()),
+            ));
+        }
+        st.dirs.insert(dir.to_path_buf());
+        Ok(())
+    }
+
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        self.check(FsOp::RemoveDir, dir)?;
+        let mut st = self.state();
+        if !st.dirs.contains(dir) {
+            if st.live.contains_key(dir) {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    format!("{} is not a directory", dir.display()),
+                ));
+            }
+            return Err(not_found(dir));
+        }
+        if !is_empty_dir(&st, dir) {
+            return Err(io::Error::new(
+                io::ErrorKind::DirectoryNotEmpty,
+                format!("directory not empty: {}", dir.display()),
+            ));
+        }
+        st.dirs.remove(dir);
+        // Removed at once and durably: names of files removed from it before go too.
+        st.durable.retain(|p, _| p.parent() != Some(dir));
         Ok(())
     }
 
@@ -858,6 +998,71 @@ mod tests {
         fs.add_rule(FaultRule::new(FsOp::Create, Fault::NoSpace).probability(0.0));
         fs.create(&dir.join("d"), CreateMode::New).unwrap();
         fs.clear_rules();
+    }
+
+    #[test]
+    fn links_share_the_file_and_directories_move_whole() {
+        let (fs, dir) = setup();
+        let a = dir.join("a");
+        let w = fs.create(&a, CreateMode::New).unwrap();
+        w.append(b"one").unwrap();
+        w.sync_all().unwrap();
+        let sub = dir.join("sub");
+        fs.create_dir(&sub).unwrap();
+        assert_eq!(
+            fs.create_dir(&sub).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(
+            fs.create_dir(&dir.join("no/such")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        let b = sub.join("b");
+        fs.hard_link(&a, &b).unwrap();
+        assert_eq!(
+            fs.hard_link(&a, &b).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        // One file, two names: a write through one shows through the other, and removing
+        // one name keeps the other.
+        w.append(b" two").unwrap();
+        assert_eq!(fs.read_all(&b).unwrap(), b"one two");
+        fs.remove_file(&a).unwrap();
+        assert_eq!(fs.read_all(&b).unwrap(), b"one two");
+        fs.sync_dir(&sub).unwrap();
+
+        let moved_dir = dir.join("moved");
+        fs.rename(&sub, &moved_dir).unwrap();
+        assert_eq!(fs.file_names(&moved_dir), vec!["b".to_string()]);
+        assert!(!fs.exists(&sub).unwrap());
+        assert!(fs.metadata(&moved_dir).unwrap().is_dir);
+        // A directory rename is durable at once; the linked file's synced bytes survive.
+        let after = fs.crash();
+        assert_eq!(after.read_all(&moved_dir.join("b")).unwrap(), b"one");
+
+        // Not onto a directory that holds something; removal only when empty.
+        let other = dir.join("other");
+        after.create_dir(&other).unwrap();
+        after
+            .create(&other.join("x"), CreateMode::New)
+            .unwrap()
+            .sync_all()
+            .unwrap();
+        assert_eq!(
+            after.rename(&moved_dir, &other).unwrap_err().kind(),
+            io::ErrorKind::DirectoryNotEmpty
+        );
+        assert_eq!(
+            after.remove_dir(&other).unwrap_err().kind(),
+            io::ErrorKind::DirectoryNotEmpty
+        );
+        after.remove_file(&other.join("x")).unwrap();
+        after.remove_dir(&other).unwrap();
+        assert!(!after.exists(&other).unwrap());
+        assert_eq!(
+            after.remove_dir(&other).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     #[test]

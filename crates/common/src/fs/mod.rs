@@ -117,6 +117,8 @@ pub trait FileSystem: Send + Sync + Debug {
     fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
     /// Renames `from` to `to`, replacing `to` if it exists. Durable once the directory is
     /// synced.
+    ///
+    /// `from` may also be a directory; then `to` must not exist, or be an empty directory.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes the file `path`. Durable once the directory is synced.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
@@ -131,6 +133,50 @@ pub trait FileSystem: Send + Sync + Debug {
     /// Creates `path` if missing and takes an exclusive lock on it (a `WouldBlock` error
     /// if another holder has it), held until the returned guard drops.
     fn lock_file(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
+
+    /// Makes `to` a second name of the existing file `from` (a hard link): no byte is
+    /// copied, and removing either name leaves the other. `to` must not exist
+    /// (`AlreadyExists`). Durable once `to`'s directory is synced. A file system that cannot
+    /// link says so with an error of kind `Unsupported`, and Linux's `EXDEV` (the names are
+    /// on different file systems) is kind `CrossesDevices`: callers that can copy instead
+    /// check for both. Default: `Unsupported`.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "this file system does not make hard links ({} -> {})",
+                from.display(),
+                to.display()
+            ),
+        ))
+    }
+
+    /// Creates the directory `dir`, whose parent must exist (`NotFound` otherwise), and
+    /// fails with `AlreadyExists` if anything is at `dir` already: unlike
+    /// [`FileSystem::create_dir_all`], a caller that succeeds knows the directory is its own.
+    /// Durable once the parent is synced. Default: [`FileSystem::create_dir_all`] after a
+    /// check that `dir` does not exist (not atomic: override it).
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        if self.exists(dir)? {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists", dir.display()),
+            ));
+        }
+        self.create_dir_all(dir)
+    }
+
+    /// Removes the empty directory `dir` (an error if it holds anything). Durable once the
+    /// parent is synced. Default: `Unsupported`.
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "this file system does not remove directories ({})",
+                dir.display()
+            ),
+        ))
+    }
 
     /// True when `path` exists.
     fn exists(&self, path: &Path) -> io::Result<bool> {
@@ -398,6 +444,18 @@ impl FileSystem for RealFs {
         std::fs::create_dir_all(dir)
     }
 
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::hard_link(from, to)
+    }
+
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir(dir)
+    }
+
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::remove_dir(dir)
+    }
+
     fn metadata(&self, path: &Path) -> io::Result<Metadata> {
         let m = std::fs::metadata(path)?;
         Ok(Metadata {
@@ -488,6 +546,39 @@ mod tests {
         let w = fs.create(&q, CreateMode::Truncate).unwrap();
         w.append(b"x").unwrap();
         assert_eq!(fs.read_all(&q).unwrap(), b"x");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn real_fs_links_and_directories() {
+        let fs = RealFs;
+        let tmp = std::env::temp_dir().join(format!("riptide-fs-links-{}", std::process::id()));
+        fs.create_dir_all(&tmp).unwrap();
+        let a = tmp.join("a");
+        fs.create(&a, CreateMode::New)
+            .unwrap()
+            .append(b"shared")
+            .unwrap();
+        let sub = tmp.join("sub");
+        fs.create_dir(&sub).unwrap();
+        assert_eq!(
+            fs.create_dir(&sub).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        fs.hard_link(&a, &sub.join("b")).unwrap();
+        assert_eq!(
+            fs.hard_link(&a, &sub.join("b")).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        fs.remove_file(&a).unwrap();
+        assert_eq!(fs.read_all(&sub.join("b")).unwrap(), b"shared");
+        let moved = tmp.join("moved");
+        fs.rename(&sub, &moved).unwrap();
+        assert_eq!(fs.read_all(&moved.join("b")).unwrap(), b"shared");
+        assert!(fs.remove_dir(&moved).is_err(), "not empty");
+        fs.remove_file(&moved.join("b")).unwrap();
+        fs.remove_dir(&moved).unwrap();
+        assert!(!fs.exists(&moved).unwrap());
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
