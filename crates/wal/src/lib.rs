@@ -32,4 +32,4 @@ pub use options::{DEFAULT_PREALLOCATE_BYTES, RecoveryMode, SyncMode, WalOptions}
 pub use replay::ReplayReport;
 pub use riptide_common::{Error, ErrorKind, Result};
 pub use wal::Wal;
-pub use writer::WalStats;
+pub use writer::{WalPosition, WalStats};

@@ -11,7 +11,7 @@ use crate::options::{SyncMode, WalOptions};
 use crate::replay::{ReplayReport, Replayed, replay};
 use crate::segment::create_segment;
 use crate::syncer::Syncer;
-use crate::writer::{WalStats, Writer};
+use crate::writer::{WalPosition, WalStats, Writer};
 
 /// A write-ahead log: a directory of numbered segment files, appended to one at a time.
 ///
@@ -118,6 +118,14 @@ impl Wal {
     /// Number of the segment being appended to.
     pub fn current_segment(&self) -> u64 {
         self.writer.current_segment()
+    }
+
+    /// The current segment and the byte length of its records so far (see
+    /// [`WalPosition`]). Taken while no append can run (the caller holds whatever
+    /// serializes its appends), it is the exact end of what was logged until then, at a
+    /// record boundary: what an online backup copies.
+    pub fn position(&self) -> WalPosition {
+        self.writer.position()
     }
 
     /// Deletes the segment files numbered below `n` (lowest first), never the current one,

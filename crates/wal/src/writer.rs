@@ -55,6 +55,18 @@ pub struct WalStats {
     pub segments_created: u64,
 }
 
+/// Where the records of a WAL end at one moment: [`crate::Wal::position`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalPosition {
+    /// The segment being appended to.
+    pub segment: u64,
+    /// The length of that segment's prefix holding its header and every record appended so
+    /// far: the next record starts here. The file may be longer (zeros reserved ahead of the
+    /// records, see [`crate::WalOptions::preallocate_bytes`], or later appends); a copy of
+    /// this prefix replays exactly the records appended before the position was taken.
+    pub offset: u64,
+}
+
 /// The mutable state behind the writer's mutex.
 struct State {
     /// The open current segment; `None` once closed.
@@ -330,6 +342,15 @@ impl Writer {
     /// Number of the segment being appended to.
     pub(crate) fn current_segment(&self) -> u64 {
         self.state.lock().segment
+    }
+
+    /// The current segment and the end of its records.
+    pub(crate) fn position(&self) -> WalPosition {
+        let st = self.state.lock();
+        WalPosition {
+            segment: st.segment,
+            offset: st.offset,
+        }
     }
 
     /// Deletes every segment numbered below `n`, except the current one, lowest first.
