@@ -2097,6 +2097,21 @@ size_t riptide_server_option_count(void);
 // the directory the server opens (its own default when empty).
 const struct riptide_option_t *riptide_server_option_at(size_t index);
 
+// Stores in `*value` the value engine option `name` has now in the open database `db`,
+// as text in the form `riptide_options_set_by_name` reads (`8`, `64M` as `67108864`,
+// `lz4`, `ON`; an empty string for a text option left unset), NUL-terminated, to free
+// with `riptide_free`. What it was opened with, or what `riptide_db_set_option` changed
+// it to since. An unknown name is `RIPTIDE_INVALID_ARGUMENT` and `*value` is NULL.
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `name` is NULL or a NUL-terminated string;
+// `value` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_db_option_value(struct riptide_db_t *db,
+                                              const char *name,
+                                              char **value,
+                                              char **errmsg);
+
 // Takes a snapshot of the database's current state and stores it in `*snapshot`.
 //
 // # Safety

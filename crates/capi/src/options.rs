@@ -10,7 +10,11 @@ use std::sync::LazyLock;
 use riptide::{OptionType, OptionValue, Options};
 use riptide_handler::{Scope, Target};
 
-use crate::ffi_util::{CResult, arg_mut, c_str, destroy_handle, guard, guard_value, into_handle};
+use crate::db::riptide_db_t;
+use crate::ffi_util::{
+    CResult, Out, arg_mut, arg_ref, c_str, destroy_handle, guard, guard_value, into_handle,
+};
+use crate::memory::malloc_string;
 use crate::status::riptide_status_t;
 
 /// Database options (opaque). Made by `riptide_options_create`, set by name with
@@ -332,6 +336,44 @@ pub extern "C" fn riptide_server_option_count() -> usize {
 #[unsafe(no_mangle)]
 pub extern "C" fn riptide_server_option_at(index: usize) -> *const riptide_option_t {
     guard_value(std::ptr::null(), || SERVER_OPTIONS.at(index))
+}
+
+/// Stores in `*value` the value engine option `name` has now in the open database `db`,
+/// as text in the form `riptide_options_set_by_name` reads (`8`, `64M` as `67108864`,
+/// `lz4`, `ON`; an empty string for a text option left unset), NUL-terminated, to free
+/// with `riptide_free`. What it was opened with, or what `riptide_db_set_option` changed
+/// it to since. An unknown name is `RIPTIDE_INVALID_ARGUMENT` and `*value` is NULL.
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `name` is NULL or a NUL-terminated string;
+/// `value` and `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_db_option_value(
+    db: *mut riptide_db_t,
+    name: *const c_char,
+    value: *mut *mut c_char,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: `errmsg` is NULL or writable, per this function's contract.
+    unsafe {
+        guard(errmsg, || {
+            // SAFETY: `value` is NULL or writable, `name` NULL or a NUL-terminated string
+            // and `db` NULL or a live handle, per this function's contract.
+            let out = Out::new(value, "value")?;
+            out.set(std::ptr::null_mut());
+            let name = c_str(name, "name")?;
+            let text = arg_ref(db, "db")?.with(|db| {
+                let v = db.option_value(name)?;
+                let spec = Options::option(name).ok_or_else(|| {
+                    riptide::Error::invalid_argument(format!("unknown option {name:?}"))
+                })?;
+                Ok(spec.value_type.format(&v))
+            })?;
+            out.set(malloc_string(&text)?);
+            Ok(())
+        })
+    }
 }
 
 #[cfg(test)]
