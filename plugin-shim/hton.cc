@@ -219,5 +219,18 @@ maria_declare_plugin(riptide){
     riptide_status_variables,
     riptide_system_variables,
     "0.1",
-    MariaDB_PLUGIN_MATURITY_EXPERIMENTAL} maria_declare_plugin_end;
+    MariaDB_PLUGIN_MATURITY_EXPERIMENTAL},
+    {MYSQL_INFORMATION_SCHEMA_PLUGIN,
+     &riptide_i_s_descriptor,
+     "RIPTIDE_OPTIONS",
+     "The Riptide authors",
+     "Riptide: every engine option with the value the engine runs with",
+     PLUGIN_LICENSE_GPL,
+     riptide_i_s_options_init,
+     riptide_i_s_deinit,
+     0x0001,
+     nullptr,
+     nullptr,
+     "0.1",
+     MariaDB_PLUGIN_MATURITY_EXPERIMENTAL} maria_declare_plugin_end;
 #pragma GCC visibility pop

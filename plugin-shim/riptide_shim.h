@@ -47,6 +47,12 @@ bool riptide_apply_options(riptide_options_t *opts);
    path is relative to the datadir), made absolute; from now on SHOW VARIABLES prints it. */
 std::string riptide_resolve_data_dir();
 
+/* information_schema.cc: the engine's information_schema tables (init and deinit of each
+   MYSQL_INFORMATION_SCHEMA_PLUGIN declared in hton.cc, and their shared descriptor). */
+int riptide_i_s_options_init(void *p);
+int riptide_i_s_deinit(void *p);
+extern struct st_mysql_information_schema riptide_i_s_descriptor;
+
 /* Takes ownership of a message from the C ABI (the status name when there is none). */
 std::string riptide_take_message(riptide_status_t st, char *msg);
 
