@@ -288,7 +288,8 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
     drop(vs);
     Counters::add(&db.counters.flushes, 1);
     if let Some(min_log) = min_log {
-        db.wal.remove_segments_below(min_log)?;
+        // Not below a segment a checkpoint in progress still copies.
+        db.wal.remove_segments_below(db.wal_pins.limit(min_log))?;
     }
     Ok(())
 }

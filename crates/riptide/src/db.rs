@@ -21,6 +21,7 @@ use riptide_wal::{GroupCommit, Wal};
 
 use crate::batch::WriteBatch;
 use crate::cf::{CfData, CfView, ColumnFamily, KeyVersion};
+use crate::checkpoint::{CheckpointInfo, WalPins};
 use crate::delete_files::{DeletedFiles, OlderSnapshots};
 use crate::ingest::IngestWriter;
 use crate::iterator::DbIterator;
@@ -122,6 +123,9 @@ pub(crate) struct DbInner {
     /// many bytes since open, no column family can hold back more than the bound. Reset to
     /// 0 (check next time) by every segment rotation; read and written under `write_lock`.
     wal_bound_check_at: AtomicU64,
+    /// WAL segments checkpoints in progress still copy: obsolete segments are removed only
+    /// below the lowest (see [`crate::checkpoint`]).
+    pub(crate) wal_pins: WalPins,
     /// The directory lock; released by close even if transactions still hold this state.
     dir_lock: Mutex<Option<DirLock>>,
 }
@@ -623,6 +627,34 @@ impl Db {
         crate::sort::ExternalSorter::new(&self.inner.path, self.inner.options().sort_buffer_size)
     }
 
+    /// Makes a *checkpoint* of the database in the new directory `dir`: a consistent copy
+    /// taken while the database keeps working (RocksDB's `Checkpoint`, MyRocks'
+    /// `rocksdb_create_checkpoint`). [`Db::open`] on `dir` gives the database as it was at
+    /// one sequence number ([`CheckpointInfo::seqno`]): every write and transaction commit
+    /// acknowledged before this call is in it, no write batch or commit is in it by half,
+    /// and transactions prepared (two-phase commit) at that point are listed by
+    /// [`Db::prepared_transactions`] there, to commit or roll back.
+    ///
+    /// `dir` must not exist and its parent must (`InvalidArgument`, `NotFound`). The
+    /// checkpoint is written into `<dir>.checkpoint-tmp` and renamed to `dir` once complete
+    /// and synced; on any error nothing is left at `dir` (`Busy` if that staging directory
+    /// exists already: another checkpoint to `dir` is running, or a crash interrupted one).
+    ///
+    /// Table files are hard-linked (copied only where the file system cannot link them, as
+    /// across file systems), so a checkpoint beside the database costs little space until
+    /// compaction replaces the files it shares; the WAL segments the database still needs
+    /// are copied (the last one up to the checkpoint's sequence number), and a manifest
+    /// describing exactly the checkpoint's tables is written. No memtable is flushed: the
+    /// WAL copy carries their rows. Writers are held off only while the sequence number,
+    /// the WAL's end and the version are captured ([`CheckpointInfo::writer_stall`]);
+    /// reads never are. Works on a database that went read-only after a background error;
+    /// `Closed` after close.
+    ///
+    /// Not included: anything outside the engine (a MariaDB server's own files).
+    pub fn create_checkpoint(&self, dir: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        crate::checkpoint::create(&self.inner, dir.as_ref())
+    }
+
     /// The value option `name` (a name of [`Options::TABLE`]) has in the running engine.
     /// `InvalidArgument` if there is no such option.
     pub fn option_value(&self, name: &str) -> Result<OptionValue> {
@@ -757,6 +789,7 @@ impl DbInner {
             prepared: PreparedTxns::default(),
             segment_start_bytes: Mutex::new(BTreeMap::new()),
             wal_bound_check_at: AtomicU64::new(0),
+            wal_pins: WalPins::default(),
             dir_lock: Mutex::new(Some(lock)),
         }
     }

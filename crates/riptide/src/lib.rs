@@ -41,6 +41,7 @@
 mod background;
 mod batch;
 mod cf;
+mod checkpoint;
 mod db;
 mod delete_files;
 mod ingest;
@@ -60,6 +61,7 @@ mod write_controller;
 
 pub use batch::WriteBatch;
 pub use cf::{ColumnFamily, KeyVersion};
+pub use checkpoint::CheckpointInfo;
 pub use db::{DEFAULT_CF_NAME, Db, MAX_KEY_VALUE_LEN};
 pub use delete_files::{DeletedFiles, OlderSnapshots};
 pub use ingest::{IngestWriter, Ingested};
