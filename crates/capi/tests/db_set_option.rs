@@ -151,7 +151,10 @@ fn an_open_database_tells_every_options_value() {
             ),
             err,
         );
-        assert_eq!(value_of(t.db, c"target_file_size"), (16u64 << 20).to_string());
+        assert_eq!(
+            value_of(t.db, c"target_file_size"),
+            (16u64 << 20).to_string()
+        );
 
         let mut v = null_mut();
         let st = riptide_db_option_value(t.db, c"no_such_option".as_ptr(), &mut v, &mut err);
