@@ -311,6 +311,30 @@ typedef struct riptide_txn_options_t riptide_txn_options_t;
 // one thread at a time. Its writes are buffered and invisible to others until commit.
 typedef struct riptide_txn_t riptide_txn_t;
 
+// What `riptide_db_create_checkpoint` made (`riptide::CheckpointInfo`). All zero after a
+// failed call.
+typedef struct riptide_checkpoint_info_t {
+    // The sequence number the checkpoint holds the database at: every write and commit
+    // published at or below it is in it, none above it. A database opened on the
+    // checkpoint starts there.
+    uint64_t seqno;
+    // Table files hard-linked into the checkpoint (no byte copied).
+    uint64_t tables_linked;
+    // Table files copied because the file system could not link them (the checkpoint is
+    // on another file system).
+    uint64_t tables_copied;
+    // WAL segments copied (the last one up to `seqno`).
+    uint64_t wal_segments;
+    // Bytes of the linked table files.
+    uint64_t bytes_linked;
+    // Bytes written by copying: the WAL segments, the manifest and any copied table file.
+    uint64_t bytes_copied;
+    // Microseconds writers were held off while the checkpoint's point was captured.
+    uint64_t writer_stall_us;
+    // Microseconds the whole call took.
+    uint64_t total_us;
+} riptide_checkpoint_info_t;
+
 // One index of a table being created.
 typedef struct riptide_index_spec_t {
     // `RIPTIDE_INDEX_PRIMARY`, `RIPTIDE_INDEX_HIDDEN_PK` or `RIPTIDE_INDEX_SECONDARY`.
@@ -642,6 +666,33 @@ enum riptide_status_t riptide_cf_list(struct riptide_db_t *db,
                                       char ***names,
                                       size_t *count,
                                       char **errmsg);
+
+// Makes a checkpoint of the open database in the new directory `path` (a NUL-terminated
+// string) while the database keeps working: `riptide_db_open` on `path` gives the
+// database as it was at one sequence number, with every write and commit acknowledged
+// before this call, no commit by half, and the transactions prepared at that point still
+// prepared (`riptide_prepared_list`), to commit or roll back by xid. Table files are
+// hard-linked (copied where the file system cannot link them), the WAL and a manifest are
+// copied; writers wait only while the point is captured (`writer_stall_us`). Files outside
+// the engine (a MariaDB server's own) are not included.
+//
+// `path` must not exist (`RIPTIDE_INVALID_ARGUMENT`) and its parent must
+// (`RIPTIDE_NOT_FOUND`); the checkpoint is written into `<path>.checkpoint-tmp` and
+// renamed to `path` once complete and synced, and on any failure nothing is left at
+// `path` (`RIPTIDE_BUSY` if `<path>.checkpoint-tmp` exists already: another checkpoint
+// to `path` is running, or a crash interrupted one; remove it). `RIPTIDE_IO` names the
+// file and the step that failed; `RIPTIDE_CLOSED` after `riptide_db_close`.
+//
+// `info` (NULL if not wanted) receives what was made, all zero on failure.
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `path` is NULL or NUL-terminated; `info` and
+// `errmsg` are NULL or writable.
+enum riptide_status_t riptide_db_create_checkpoint(struct riptide_db_t *db,
+                                                   const char *path,
+                                                   struct riptide_checkpoint_info_t *info,
+                                                   char **errmsg);
 
 // Opens (or, with create-if-missing, creates) the database in directory `path` (a
 // NUL-terminated string) with `options` (NULL for the defaults; the options are copied).

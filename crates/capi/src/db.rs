@@ -59,7 +59,7 @@ pub(crate) fn cf_or_default(db: &Db, cf: Option<&riptide_cf_t>) -> ColumnFamily 
 }
 
 /// The bytes of a path as the platform's path type.
-fn path_from_bytes(bytes: &[u8]) -> CResult<PathBuf> {
+pub(crate) fn path_from_bytes(bytes: &[u8]) -> CResult<PathBuf> {
     if bytes.is_empty() {
         return Err(Error::invalid_argument("parameter `path` is empty"));
     }

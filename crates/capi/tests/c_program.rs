@@ -119,6 +119,7 @@ fn c_smoke_program_passes() {
         "transaction rollback: ok",
         "conflict: RIPTIDE_CONFLICT: conflict: ",
         "two-phase commit: ok",
+        "checkpoint: ok",
         "  expected RIPTIDE_CLOSED: closed: ",
         "error paths: ok",
         "reopen: ok",

@@ -1,7 +1,7 @@
 /*
  * A C program that uses Riptide through riptide.h alone: open, writes, reads, iterators,
  * batches, snapshots, column families, transactions (commit, rollback, optimistic conflict,
- * two-phase commit), statistics, error paths, close and reopen.
+ * two-phase commit), statistics, a checkpoint, error paths, close and reopen.
  *
  * Usage: smoke DIR   (DIR must exist; the database is created in DIR/db)
  * Exits 0 and prints "smoke: all checks passed" on success; prints the failed check and
@@ -444,6 +444,23 @@ static void maintenance_and_stats(riptide_db_t *db) {
     riptide_free(report);
 }
 
+static void checkpoint(riptide_db_t *db, const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ckpt", dir);
+    riptide_checkpoint_info_t info;
+    OK(riptide_db_create_checkpoint(db, path, &info, &err));
+    CHECK(info.seqno > 0 && info.tables_linked > 0 && info.wal_segments > 0);
+    CHECK(info.total_us >= info.writer_stall_us);
+    /* The directory exists now: a second checkpoint there is refused. */
+    FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_db_create_checkpoint(db, path, &info, &err));
+    CHECK(info.seqno == 0);
+    riptide_db_t *copy = NULL;
+    OK(riptide_db_open(path, NULL, &copy, &err));
+    expect_value(copy, NULL, NULL, "key1", "changed");
+    riptide_db_destroy(copy);
+    printf("checkpoint: ok\n");
+}
+
 static void error_paths(riptide_db_t *db) {
     riptide_db_t *none = NULL;
     FAILS_WITH(RIPTIDE_INVALID_ARGUMENT, riptide_put(NULL, NULL, S("k"), S("v"), &err));
@@ -518,6 +535,7 @@ int main(int argc, char **argv) {
     column_families(db);
     transactions(db);
     maintenance_and_stats(db);
+    checkpoint(db, argv[1]);
     error_paths(db);
 
     /* Close: later calls fail with CLOSED; closing again is fine. */
