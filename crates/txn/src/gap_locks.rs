@@ -41,6 +41,7 @@ use riptide_common::{CfId, Error, ErrorKind, Result};
 use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::lock_manager::TxnId;
+use crate::lock_table::{LockInfo, LockKind, LockTable};
 use crate::wait_for::{DeadlockFound, WaitForGraph};
 
 /// The id of one gap lock, unique within its lock manager.
@@ -169,6 +170,9 @@ struct GapState {
     interrupts: u64,
     /// Insert intentions waiting now.
     waiting: u64,
+    /// Who those are (transaction, column family, key, since when), for
+    /// [`GapTable::fill_lock_table`].
+    intentions: Vec<(TxnId, CfId, Vec<u8>, Instant)>,
 }
 
 impl GapState {
@@ -400,6 +404,7 @@ impl GapTable {
         let deadline = started.checked_add(timeout);
         st.waits += 1;
         st.waiting += 1;
+        st.intentions.push((txn, cf, key.to_vec(), started));
         let mut recorded: Vec<TxnId> = Vec::new();
         let outcome = loop {
             if let Some(graph) = graph
@@ -463,7 +468,59 @@ impl GapTable {
         }
         st.wait_time += started.elapsed();
         st.waiting = st.waiting.saturating_sub(1);
+        if let Some(i) = st
+            .intentions
+            .iter()
+            .position(|(t, c, k, _)| *t == txn && *c == cf && k.as_slice() == key)
+        {
+            st.intentions.swap_remove(i);
+        }
         outcome
+    }
+
+    /// Adds the held parts of the gap locks and the waiting insert intentions to `table`,
+    /// up to `limit` rows in all.
+    pub(crate) fn fill_lock_table(&self, table: &mut LockTable, limit: usize) {
+        let st = self.state.lock();
+        for gap in st.gaps.values() {
+            let Some(held) = &gap.held else { continue };
+            let info = LockInfo {
+                txn: gap.txn,
+                cf: gap.cf,
+                kind: LockKind::Gap,
+                start: held.start.clone(),
+                end: held.end.clone(),
+                waiting: None,
+                blocked_by: Vec::new(),
+            };
+            if table.push(info, limit) {
+                return;
+            }
+        }
+        for (txn, cf, key, since) in &st.intentions {
+            let mut blocked_by: Vec<TxnId> = st
+                .gaps
+                .values()
+                .filter(|g| {
+                    g.txn != *txn && g.cf == *cf && g.held.as_ref().is_some_and(|h| h.contains(key))
+                })
+                .map(|g| g.txn)
+                .collect();
+            blocked_by.sort_unstable();
+            blocked_by.dedup();
+            let info = LockInfo {
+                txn: *txn,
+                cf: *cf,
+                kind: LockKind::InsertIntention,
+                start: Bound::Included(key.clone()),
+                end: Bound::Included(key.clone()),
+                waiting: Some(since.elapsed()),
+                blocked_by,
+            };
+            if table.push(info, limit) {
+                return;
+            }
+        }
     }
 }
 

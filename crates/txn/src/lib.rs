@@ -22,6 +22,7 @@ pub mod gap_locks;
 pub mod interrupt;
 mod key_fmt;
 mod lock_manager;
+pub mod lock_table;
 mod read_set;
 mod wait_for;
 mod write_buffer;
@@ -33,6 +34,7 @@ pub use key_fmt::KeyFmt;
 pub use lock_manager::{
     LockKey, LockManager, LockManagerOptions, LockManagerStats, LockMode, TxnId,
 };
+pub use lock_table::{LockInfo, LockKind, LockTable};
 pub use read_set::TrackedKeys;
 pub use write_buffer::{BufferedOp, ENTRY_OVERHEAD_BYTES, WriteBuffer};
 pub use xid::{MAX_BQUAL_LEN, MAX_GTRID_LEN, Xid};

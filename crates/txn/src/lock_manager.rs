@@ -42,6 +42,7 @@ use riptide_common::{CfId, Error, ErrorKind, Result};
 use crate::gap_locks::{GapLockId, GapTable};
 use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
+use crate::lock_table::{LockInfo, LockKind, LockTable};
 use crate::wait_for::{DeadlockFound, WaitForGraph};
 
 /// The id of a transaction, as the lock manager sees it. Unique among live transactions.
@@ -255,6 +256,21 @@ impl LockEntry {
         if held.is_some_and(|m| m >= mode) {
             return Ok(());
         }
+        let blockers = self.blockers_of(txn, mode);
+        if blockers.is_empty() {
+            match self.holders.mode_mut(txn) {
+                Some(slot) => *slot = mode,
+                None => self.holders.push(txn, mode),
+            }
+            return Ok(());
+        }
+        Err(blockers)
+    }
+
+    /// The transactions a request of `txn` in `mode` must wait for (sorted, unique, never
+    /// `txn`): other holders for an exclusive request; exclusive holders and queued
+    /// exclusive requests for a shared one.
+    fn blockers_of(&self, txn: TxnId, mode: LockMode) -> Vec<TxnId> {
         let mut blockers: Vec<TxnId> = match mode {
             LockMode::Shared => self
                 .holders
@@ -270,16 +286,9 @@ impl LockEntry {
                 .map(|&(t, _)| t)
                 .collect(),
         };
-        if blockers.is_empty() {
-            match self.holders.mode_mut(txn) {
-                Some(slot) => *slot = mode,
-                None => self.holders.push(txn, mode),
-            }
-            return Ok(());
-        }
         blockers.sort_unstable();
         blockers.dedup();
-        Err(blockers)
+        blockers
     }
 
     fn is_unused(&self) -> bool {
@@ -342,6 +351,19 @@ const MIN_SHRINK_CAPACITY: usize = 1024;
 struct StripeState {
     keys: HashTable<LockEntry>,
     counters: Counters,
+    /// The requests of this stripe waiting now, for [`LockManager::lock_table`]: added when
+    /// a request starts to wait, removed when its wait ends.
+    waiters: Vec<Waiter>,
+}
+
+/// A request waiting in a stripe (see [`StripeState::waiters`]).
+#[derive(Debug)]
+struct Waiter {
+    txn: TxnId,
+    cf: CfId,
+    key: Box<[u8]>,
+    mode: LockMode,
+    since: Instant,
 }
 
 impl StripeState {
@@ -574,6 +596,13 @@ impl LockManager {
         let deadline = started.checked_add(timeout);
         state.counters.waits += 1;
         state.counters.waiting += 1;
+        state.waiters.push(Waiter {
+            txn,
+            cf,
+            key: key.into(),
+            mode,
+            since: started,
+        });
         if mode == LockMode::Exclusive
             && let Some(entry) = state.entry_mut(t)
         {
@@ -980,6 +1009,61 @@ impl LockManager {
         }
         state.counters.wait_time += wait.started.elapsed();
         state.counters.waiting = state.counters.waiting.saturating_sub(1);
+        if let Some(i) = state
+            .waiters
+            .iter()
+            .position(|w| w.txn == wait.txn && w.cf == wait.target.cf && *w.key == *wait.target.key)
+        {
+            state.waiters.swap_remove(i);
+        }
+    }
+
+    /// The locks held and the requests waiting now, at most `limit` of them (see
+    /// [`crate::lock_table`]: each stripe is read under its mutex in turn, then the gap
+    /// table, so the whole is not one atomic picture under concurrent use).
+    pub fn lock_table(&self, limit: usize) -> LockTable {
+        let mut table = LockTable::default();
+        for stripe in &*self.stripes {
+            let state = stripe.state.lock();
+            for e in state.keys.iter() {
+                for &(txn, mode) in e.holders.iter() {
+                    let info = LockInfo {
+                        txn,
+                        cf: e.cf,
+                        kind: LockKind::Row(mode),
+                        start: Bound::Included(e.key.to_vec()),
+                        end: Bound::Included(e.key.to_vec()),
+                        waiting: None,
+                        blocked_by: Vec::new(),
+                    };
+                    if table.push(info, limit) {
+                        return table;
+                    }
+                }
+            }
+            for w in &state.waiters {
+                let t = Target::new(w.cf, &w.key);
+                let blocked_by = state
+                    .keys
+                    .find(t.hash, |e| t.matches(e))
+                    .map(|e| e.blockers_of(w.txn, w.mode))
+                    .unwrap_or_default();
+                let info = LockInfo {
+                    txn: w.txn,
+                    cf: w.cf,
+                    kind: LockKind::Row(w.mode),
+                    start: Bound::Included(w.key.to_vec()),
+                    end: Bound::Included(w.key.to_vec()),
+                    waiting: Some(w.since.elapsed()),
+                    blocked_by,
+                };
+                if table.push(info, limit) {
+                    return table;
+                }
+            }
+        }
+        self.gaps.fill_lock_table(&mut table, limit);
+        table
     }
 }
 
