@@ -114,6 +114,8 @@ pub(crate) struct DbInner {
     /// Pessimistic transactions that have written, for locking scans to find their
     /// uncommitted inserts.
     pub(crate) writers: crate::transaction::Writers,
+    /// Every open transaction, for [`Db::transactions`].
+    pub(crate) live: crate::transaction::live::Live,
     /// Prepared (two-phase) transactions not finished yet.
     pub(crate) prepared: PreparedTxns,
     /// WAL bytes written (since open) when each segment created since open began: how much
@@ -424,6 +426,20 @@ impl Db {
     /// Row-lock statistics (waits, timeouts, deadlocks) of transactions.
     pub fn lock_statistics(&self) -> riptide_txn::LockManagerStats {
         self.inner.locks.stats()
+    }
+
+    /// The row and gap locks held now and the lock requests waiting, with who blocks each
+    /// waiting one, at most `limit` of them (see [`riptide_txn::lock_table`]: not one atomic
+    /// picture while transactions run). Lock owners are [`Transaction::id`]s.
+    pub fn lock_table(&self, limit: usize) -> riptide_txn::LockTable {
+        self.inner.locks.lock_table(limit)
+    }
+
+    /// The open transactions (active, or prepared with their handle still held), by id,
+    /// with their age, isolation level, snapshot, write set and row locks (see
+    /// [`TransactionInfo`](crate::TransactionInfo)).
+    pub fn transactions(&self) -> Vec<crate::TransactionInfo> {
+        self.inner.live.list()
     }
 
     /// The default column family.
@@ -786,6 +802,7 @@ impl DbInner {
             locks: Arc::new(LockManager::new(LockManagerOptions::default())),
             next_txn_id: AtomicU64::new(1),
             writers: crate::transaction::Writers::default(),
+            live: crate::transaction::live::Live::default(),
             prepared: PreparedTxns::default(),
             segment_start_bytes: Mutex::new(BTreeMap::new()),
             wal_bound_check_at: AtomicU64::new(0),

@@ -85,10 +85,11 @@ pub use snapshot::Snapshot;
 pub fn kill_points() -> &'static [&'static str] {
     riptide_common::kill_point::POINTS
 }
+pub use riptide_txn::{LockInfo, LockKind, LockMode, LockTable};
 pub use stats::{LevelStats, StatKind, StatSpec, StatValue, Statistics};
 pub use transaction::{
-    Concurrency, InterruptHandle, IsolationLevel, LockedRead, Transaction, TransactionOptions,
-    TxnIterator,
+    Concurrency, InterruptHandle, IsolationLevel, LockedRead, Transaction, TransactionInfo,
+    TransactionOptions, TransactionState, TxnIterator,
 };
 
 /// The README's example, compiled and run as a doc test so it cannot rot.

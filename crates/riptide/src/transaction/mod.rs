@@ -130,6 +130,7 @@
 //! [`Db::close`](crate::Db::close) its operations fail with `Closed`.
 
 mod iter;
+pub(crate) mod live;
 pub(crate) mod two_phase;
 
 use std::collections::{BTreeSet, HashMap};
@@ -154,6 +155,7 @@ use crate::snapshot::Snapshot;
 use crate::stats::Counters;
 
 pub use iter::TxnIterator;
+pub use live::{TransactionInfo, TransactionState};
 pub(crate) use two_phase::PreparedTxns;
 
 /// How much of other transactions' work a transaction sees. See the module documentation for
@@ -190,6 +192,7 @@ pub struct TransactionOptions {
     pub(crate) lock_timeout: Duration,
     pub(crate) snapshot_at_begin: bool,
     pub(crate) current_reads: bool,
+    pub(crate) owner: u64,
 }
 
 impl Default for TransactionOptions {
@@ -200,11 +203,19 @@ impl Default for TransactionOptions {
             lock_timeout: Duration::from_secs(50),
             snapshot_at_begin: false,
             current_reads: false,
+            owner: 0,
         }
     }
 }
 
 impl TransactionOptions {
+    /// Who runs the transaction, as the caller numbers it (MariaDB: the connection id),
+    /// shown by [`Db::transactions`](crate::Db::transactions). Default 0 (none).
+    pub fn owner(mut self, owner: u64) -> Self {
+        self.owner = owner;
+        self
+    }
+
     /// The isolation level. Default [`IsolationLevel::RepeatableRead`].
     pub fn isolation(mut self, level: IsolationLevel) -> Self {
         self.isolation = level;
@@ -359,6 +370,8 @@ pub(crate) struct TxnShared {
     /// at it.
     interrupt: Arc<Interrupt>,
     state: Mutex<TxnState>,
+    /// When it began ([`TransactionInfo::age`]).
+    started: std::time::Instant,
 }
 
 /// A duration as saturated nanoseconds (584 years: a limit that large waits forever).
@@ -625,7 +638,7 @@ impl Transaction {
         db.check_writable()?;
         let id = db.next_txn_id.fetch_add(1, Ordering::Relaxed);
         let snapshot = opts.snapshot_at_begin.then(|| db.take_snapshot());
-        Ok(Transaction {
+        let txn = Transaction {
             shared: Arc::new(TxnShared {
                 db,
                 id,
@@ -641,8 +654,11 @@ impl Transaction {
                     registered: false,
                     gap_locks: false,
                 }),
+                started: std::time::Instant::now(),
             }),
-        })
+        };
+        txn.shared.db.live.register(&txn.shared);
+        Ok(txn)
     }
 
     /// This transaction's id (unique within one open database; also its lock owner id).
@@ -1448,6 +1464,7 @@ impl Transaction {
             st.gap_locks = false;
         }
         st.phase = phase;
+        self.shared.db.live.deregister(self.shared.id);
         if st.registered {
             self.shared.db.writers.deregister(self.shared.id);
             st.registered = false;
@@ -1488,6 +1505,7 @@ impl Drop for Transaction {
                     st.registered = false;
                 }
                 self.shared.db.prepared.set_owner(&xid, self.shared.id);
+                self.shared.db.live.deregister(self.shared.id);
             }
             Phase::Committed | Phase::RolledBack => {}
         }
