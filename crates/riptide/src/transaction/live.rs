@@ -51,8 +51,9 @@ pub struct TransactionInfo {
     /// Its id ([`Transaction::id`](crate::Transaction::id); also its lock owner id in the
     /// lock table).
     pub id: u64,
-    /// What [`TransactionOptions::owner`](crate::TransactionOptions::owner) said (MariaDB:
-    /// the connection id); 0 when not given.
+    /// What [`TransactionOptions::owner`](crate::TransactionOptions::owner) or
+    /// [`Transaction::set_owner`](crate::Transaction::set_owner) said (MariaDB: the
+    /// connection id); 0 when not given.
     pub owner: u64,
     /// Its isolation level.
     pub isolation: IsolationLevel,
@@ -125,7 +126,7 @@ impl Live {
 fn describe(txn: &TxnShared, now: Instant) -> Option<TransactionInfo> {
     let mut info = TransactionInfo {
         id: txn.id,
-        owner: txn.opts.owner,
+        owner: txn.owner.load(std::sync::atomic::Ordering::Relaxed),
         isolation: txn.opts.isolation,
         concurrency: txn.opts.concurrency,
         state: TransactionState::Active,

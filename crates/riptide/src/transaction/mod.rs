@@ -372,6 +372,8 @@ pub(crate) struct TxnShared {
     state: Mutex<TxnState>,
     /// When it began ([`TransactionInfo::age`]).
     started: std::time::Instant,
+    /// [`TransactionOptions::owner`], or what [`Transaction::set_owner`] set since.
+    owner: AtomicU64,
 }
 
 /// A duration as saturated nanoseconds (584 years: a limit that large waits forever).
@@ -638,6 +640,7 @@ impl Transaction {
         db.check_writable()?;
         let id = db.next_txn_id.fetch_add(1, Ordering::Relaxed);
         let snapshot = opts.snapshot_at_begin.then(|| db.take_snapshot());
+        let owner = opts.owner;
         let txn = Transaction {
             shared: Arc::new(TxnShared {
                 db,
@@ -655,6 +658,7 @@ impl Transaction {
                     gap_locks: false,
                 }),
                 started: std::time::Instant::now(),
+                owner: AtomicU64::new(owner),
             }),
         };
         txn.shared.db.live.register(&txn.shared);
@@ -664,6 +668,12 @@ impl Transaction {
     /// This transaction's id (unique within one open database; also its lock owner id).
     pub fn id(&self) -> u64 {
         self.shared.id
+    }
+
+    /// Sets who runs the transaction (see [`TransactionOptions::owner`]), as
+    /// [`Db::transactions`](crate::Db::transactions) shows it from now on.
+    pub fn set_owner(&self, owner: u64) {
+        self.shared.owner.store(owner, Ordering::Relaxed);
     }
 
     /// A handle another thread can use to interrupt this transaction's lock waits (see
