@@ -93,6 +93,11 @@ impl HandlerEngine {
         &self.store.db
     }
 
+    /// The id of the data dictionary's column family (`__riptide_dd`).
+    pub(crate) fn dictionary_cf_id(&self) -> u32 {
+        self.store.dd.id()
+    }
+
     /// Creates table `name` with `indexes` (index 0: [`IndexKind::Primary`] or
     /// [`IndexKind::HiddenPk`]; the others [`IndexKind::Secondary`]) and auto-increment
     /// start `autoinc_start` (0 or 1: start at 1). Allocates fresh index ids (never reused,

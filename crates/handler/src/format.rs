@@ -23,8 +23,8 @@ const TEMPORARY_TAG: u8 = b'P';
 const COUNTERS_TAG: u8 = b'C';
 const BUILD_TAG: u8 = b'B';
 const DEFINITION_VERSION_TAG: u8 = b'D';
-const LOCK_TAG: u8 = b'L';
-const WRITE_LOCK_TAG: u8 = b'W';
+pub(crate) const LOCK_TAG: u8 = b'L';
+pub(crate) const WRITE_LOCK_TAG: u8 = b'W';
 /// Legacy "taint record" tag: no longer written, migrated away at open (see FORMAT.md).
 const LEGACY_TAINT_TAG: u8 = b'X';
 

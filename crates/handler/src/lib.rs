@@ -44,6 +44,7 @@ mod cursor;
 mod engine;
 mod error;
 mod format;
+mod introspect;
 mod server_options;
 mod session;
 mod table;
@@ -58,6 +59,7 @@ pub use format::{
     DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, MAX_KEY_FORMAT, MAX_PK_LEN,
     TableDef, decode_secondary_entry, prefix_successor,
 };
+pub use introspect::{HandlerLock, LockTarget};
 pub use server_options::{Scope, ServerOption, Target, server_options};
 pub use session::{Isolation, RowLock, SecondaryKey, Session, SessionOptions};
 pub use table::{AUTOINC_RESERVE, ROWID_RESERVE, Table};

@@ -59,6 +59,10 @@ pub struct SessionOptions {
     /// (`START TRANSACTION WITH CONSISTENT SNAPSHOT`; only meaningful under repeatable
     /// read). Default false.
     pub snapshot_at_begin: bool,
+    /// Who runs the session (MariaDB: the connection id), shown with its transaction and
+    /// locks ([`riptide::Db::transactions`], [`HandlerEngine::lock_table`](crate::HandlerEngine::lock_table)).
+    /// Default 0 (none).
+    pub owner: u64,
 }
 
 impl Default for SessionOptions {
@@ -67,6 +71,7 @@ impl Default for SessionOptions {
             isolation: Isolation::RepeatableRead,
             lock_timeout: Duration::from_secs(50),
             snapshot_at_begin: false,
+            owner: 0,
         }
     }
 }
@@ -173,6 +178,7 @@ impl Session {
                 .concurrency(Concurrency::Pessimistic)
                 .lock_timeout(opts.lock_timeout)
                 .snapshot_at_begin(opts.snapshot_at_begin)
+                .owner(opts.owner)
                 // InnoDB's semantics: locking reads and writes see the newest committed row
                 // once their lock is granted (an UPDATE that waited updates the row as the
                 // other transaction left it); plain SELECTs read the snapshot.
@@ -194,6 +200,11 @@ impl Session {
             bulk: None,
             write_locked: Vec::new(),
         })
+    }
+
+    /// Sets who runs the session (see [`SessionOptions::owner`]).
+    pub fn set_owner(&self, owner: u64) {
+        self.txn.set_owner(owner);
     }
 
     /// Whether the session has taken its read snapshot (at begin with
