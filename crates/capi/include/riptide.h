@@ -103,6 +103,20 @@
 // Session isolation: SERIALIZABLE (runs as repeatable read).
 #define RIPTIDE_HISO_SERIALIZABLE 3
 
+// A bound of a key range in `riptide_lock_info_t`: no bound (the range is open on that
+// side).
+#define RIPTIDE_BOUND_UNBOUNDED 0
+
+// The bound's key is in the range.
+#define RIPTIDE_BOUND_INCLUDED 1
+
+// The bound's key is not in the range.
+#define RIPTIDE_BOUND_EXCLUDED 2
+
+// A count `riptide_trx_info_t` does not know (the transaction stayed busy while it was
+// read: a commit writing a large batch).
+#define RIPTIDE_UNKNOWN -1
+
 // Option value type: on or off (`default_value` 0 or 1).
 #define RIPTIDE_OPTION_BOOL 0
 
@@ -286,6 +300,11 @@ typedef struct riptide_htable_t riptide_htable_t;
 // it stays consistent while writes, flushes and compactions go on.
 typedef struct riptide_iter_t riptide_iter_t;
 
+// The locks of a handler layer's sessions (opaque): made by `riptide_handler_locks`, read
+// with `riptide_lock_list_count` / `riptide_lock_list_at`, freed by
+// `riptide_lock_list_destroy`.
+typedef struct riptide_lock_list_t riptide_lock_list_t;
+
 // Database options (opaque). Made by `riptide_options_create`, set by name with
 // `riptide_options_set_by_name`, freed by `riptide_options_destroy`. `riptide_db_open`
 // copies it, so it may be freed right after. Not for concurrent use from several threads.
@@ -295,6 +314,11 @@ typedef struct riptide_options_t riptide_options_t;
 // taken. Made by `riptide_snapshot_create`, freed by `riptide_snapshot_release` (which lets
 // compaction discard versions only it could see). May be shared between threads.
 typedef struct riptide_snapshot_t riptide_snapshot_t;
+
+// The open transactions of a database (opaque): made by `riptide_db_transactions`, read
+// with `riptide_trx_list_count` / `riptide_trx_list_at`, freed by
+// `riptide_trx_list_destroy`.
+typedef struct riptide_trx_list_t riptide_trx_list_t;
 
 // A transaction iterator (opaque). Made by `riptide_txn_iter_create` (or
 // `riptide_txn_iter_create_locking`), freed by `riptide_txn_iter_destroy` (before its
@@ -414,6 +438,76 @@ typedef bool (*riptide_hkeys_fn)(void *ctx,
                                  size_t row_len,
                                  struct riptide_hkey_t *keys,
                                  size_t nkeys);
+
+// One open transaction (see `riptide_db_transactions`). Strings are NUL-terminated and
+// live as long as their list.
+typedef struct riptide_trx_info_t {
+    // Its id (the owner id of its locks in `riptide_lock_info_t`).
+    uint64_t id;
+    // Who runs it (MariaDB: the connection id; `riptide_hsession_set_owner`); 0 for none.
+    uint64_t owner;
+    // `ACTIVE` or `PREPARED`.
+    const char *state;
+    // `READ COMMITTED`, `REPEATABLE READ` or `SERIALIZABLE`.
+    const char *isolation;
+    // Whether it is optimistic (validated at commit) rather than pessimistic (row locks).
+    bool optimistic;
+    // Milliseconds since it began.
+    uint64_t age_ms;
+    // Whether it took its read snapshot; `snapshot_seqno` is meaningful only then.
+    bool has_snapshot;
+    // The sequence number its reads see.
+    uint64_t snapshot_seqno;
+    // Keys in its write buffer, or `RIPTIDE_UNKNOWN`.
+    int64_t writes;
+    // Approximate bytes of its write buffer, or `RIPTIDE_UNKNOWN`.
+    int64_t write_set_bytes;
+    // Row locks it holds, or `RIPTIDE_UNKNOWN`.
+    int64_t row_locks;
+} riptide_trx_info_t;
+
+// One lock held, or one lock request waiting (see `riptide_handler_locks`). Strings are
+// NUL-terminated (NULL where noted) and, like the key bytes and `blocked_by`, live as long
+// as their list.
+typedef struct riptide_lock_info_t {
+    // The transaction that holds or waits (`riptide_trx_info_t.id`).
+    uint64_t txn;
+    // Its owner (MariaDB: the connection id); 0 when unknown.
+    uint64_t owner;
+    // `RECORD` (a row by its key in an index), `UNIQUE_VALUE` (a value of a UNIQUE
+    // index, locked for its duplicate check), `TABLE_WRITE` (a table's write lock: shared
+    // by writers, exclusive for a bulk load's ingest), `GAP` (a key range),
+    // `INSERT_INTENTION` (an insert waiting for a gap lock) or `OTHER`.
+    const char *lock_type;
+    // `S` or `X`; NULL for gap locks and insert intentions.
+    const char *mode;
+    // The table's name as the caller created it (MariaDB: `./db/table`); NULL if unknown.
+    const char *table;
+    // The index's name; NULL if unknown or not an index's key (`TABLE_WRITE`).
+    const char *index;
+    // `RIPTIDE_BOUND_*` of `start`: included for a key.
+    int32_t start_bound;
+    // The key (or the range's start), without its index id; NULL with length 0 when
+    // unbounded.
+    const uint8_t *start;
+    // Length of `start`.
+    size_t start_len;
+    // `RIPTIDE_BOUND_*` of `end`.
+    int32_t end_bound;
+    // The range's end (the key again for a row lock).
+    const uint8_t *end;
+    // Length of `end`.
+    size_t end_len;
+    // Whether this is a request waiting (not a lock held).
+    bool waiting;
+    // How long it has waited, in milliseconds (0 for a held lock).
+    uint64_t waiting_ms;
+    // The transactions a waiting request waits for (`blocked_by_count` ids); NULL when
+    // none.
+    const uint64_t *blocked_by;
+    // Number of ids in `blocked_by`.
+    size_t blocked_by_count;
+} riptide_lock_info_t;
 
 // One entry of an option table (`riptide_option_at`, `riptide_server_option_at`). Owned by
 // the library, valid and unchanged for the life of the process. Fields are only ever added
@@ -1864,6 +1958,93 @@ enum riptide_status_t riptide_htable_refresh_statistics(const struct riptide_hta
 //
 // `table` is NULL or a live table handle; `errmsg` is NULL or writable.
 enum riptide_status_t riptide_htable_compact(const struct riptide_htable_t *table, char **errmsg);
+
+// Lists the open transactions of `db` (active ones, and prepared ones whose handle is
+// still held), by id, into `*list` (free with `riptide_trx_list_destroy`).
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `list` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_db_transactions(struct riptide_db_t *db,
+                                              struct riptide_trx_list_t **list,
+                                              char **errmsg);
+
+// How many transactions `list` holds (0 for NULL).
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+size_t riptide_trx_list_count(const struct riptide_trx_list_t *list);
+
+// Transaction `index` of `list` (NULL past the end, or for a NULL list); it lives as long
+// as the list.
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+const struct riptide_trx_info_t *riptide_trx_list_at(const struct riptide_trx_list_t *list,
+                                                     size_t index);
+
+// Frees a list of `riptide_db_transactions` (NULL: nothing).
+//
+// # Safety
+//
+// `list` is NULL or a live list, not used afterwards.
+void riptide_trx_list_destroy(struct riptide_trx_list_t *list);
+
+// Lists the locks held and the lock requests waiting now, at most `limit` (0: no limit),
+// each with its table, index and owner, into `*list` (free with `riptide_lock_list_destroy`;
+// `riptide_lock_list_truncated` says whether more existed). Each stripe of the lock table
+// is read under its own mutex in turn: not one atomic picture while transactions run.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler handle; `list` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_handler_locks(struct riptide_handler_t *handler,
+                                            size_t limit,
+                                            struct riptide_lock_list_t **list,
+                                            char **errmsg);
+
+// How many locks `list` holds (0 for NULL).
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+size_t riptide_lock_list_count(const struct riptide_lock_list_t *list);
+
+// Whether more locks existed than the `limit` the list was made with (false for NULL).
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+bool riptide_lock_list_truncated(const struct riptide_lock_list_t *list);
+
+// Lock `index` of `list` (NULL past the end, or for a NULL list); it lives as long as the
+// list.
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+const struct riptide_lock_info_t *riptide_lock_list_at(const struct riptide_lock_list_t *list,
+                                                       size_t index);
+
+// Frees a list of `riptide_handler_locks` (NULL: nothing).
+//
+// # Safety
+//
+// `list` is NULL or a live list, not used afterwards.
+void riptide_lock_list_destroy(struct riptide_lock_list_t *list);
+
+// Sets who runs the session's transaction (MariaDB: the connection id), as
+// `riptide_db_transactions` and `riptide_handler_locks` show it from now on.
+//
+// # Safety
+//
+// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+// or writable.
+enum riptide_status_t riptide_hsession_set_owner(struct riptide_hsession_t *session,
+                                                 uint64_t owner,
+                                                 char **errmsg);
 
 // Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the
 // latest committed state), never returning keys below `lower` (inclusive; NULL: no bound)

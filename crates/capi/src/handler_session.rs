@@ -476,7 +476,7 @@ pub unsafe extern "C" fn riptide_hsession_destroy(session: *mut riptide_hsession
 
 /// Runs `f` on the session behind the converted exclusive handle `session`, under
 /// [`hguard`].
-fn with_session(
+pub(crate) fn with_session(
     session: CResult<&mut riptide_hsession_t>,
     errmsg: ErrMsg,
     f: impl FnOnce(&mut Session) -> Result<(), HandlerError>,
