@@ -118,6 +118,16 @@ fn strip(bound: &Bound<Vec<u8>>, skip: usize) -> Bound<Vec<u8>> {
     }
 }
 
+/// A gap's `bound` relative to the index whose 4-byte id is `prefix`: stripped of the id,
+/// or unbounded when it lies outside the index (a scan to the end of an index locks up to
+/// the next index's first key).
+fn within_index(bound: &Bound<Vec<u8>>, prefix: &[u8]) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(k) | Bound::Excluded(k) if !k.starts_with(prefix) => Bound::Unbounded,
+        _ => strip(bound, prefix.len()),
+    }
+}
+
 impl HandlerEngine {
     /// The locks held and the requests waiting now (at most `limit`; the flag says whether
     /// there were more), each with its table, index and owner. See [`HandlerLock`].
@@ -159,8 +169,9 @@ impl HandlerEngine {
                     {
                         out.table = Some(t.clone());
                         out.index = Some(i.clone());
-                        out.start = strip(&l.start, 4);
-                        out.end = strip(&l.end, 4);
+                        let prefix = id.to_be_bytes();
+                        out.start = within_index(&l.start, &prefix);
+                        out.end = within_index(&l.end, &prefix);
                     }
                 } else if l.cf == dd_cf {
                     let (tag, rest) = key.split_first().unwrap_or((&0, &[]));
@@ -177,8 +188,9 @@ impl HandlerEngine {
                         (WRITE_LOCK_TAG, Some((id, _))) => {
                             out.target = LockTarget::TableWrite;
                             out.table = names.tables.get(&id).cloned();
-                            out.start = strip(&l.start, 5);
-                            out.end = strip(&l.end, 5);
+                            // The whole table: no key of its own.
+                            out.start = Bound::Unbounded;
+                            out.end = Bound::Unbounded;
                         }
                         _ => {}
                     }

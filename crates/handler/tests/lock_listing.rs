@@ -93,6 +93,7 @@ fn locks_are_named_by_table_index_and_owner() {
     assert_eq!(write[0].table.as_deref(), Some("./db/t"));
     assert_eq!(write[0].mode, Some(LockMode::Shared));
     assert_eq!(write[0].index, None);
+    assert_eq!(write[0].start, Bound::Unbounded);
     inserter.commit().unwrap();
 
     // A session waiting for row 2 is listed as waiting, blocked by the holder.
