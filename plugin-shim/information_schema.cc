@@ -6,6 +6,12 @@
   RIPTIDE_OPTIONS  every engine option with the value the open engine runs with now (what it
                    was opened with, or what SET GLOBAL changed since), its default, whether
                    it changes at run time, the server variable that sets it, and its doc.
+  RIPTIDE_TRX      every open transaction: its connection (THREAD_ID, to join with
+                   information_schema.PROCESSLIST.ID), state (ACTIVE, LOCK WAIT, PREPARED),
+                   isolation level, age, snapshot, write set, row locks, and whom it waits for.
+  RIPTIDE_LOCKS    every row, unique-value, table-write and gap lock held and every lock
+                   request waiting, with its table, index, key, and the transactions a waiting
+                   request waits for.
 
   Before the engine is open (or if it failed to open) the tables are empty.
 */
@@ -13,9 +19,12 @@
 #include "sql_class.h"
 #include "sql_i_s.h"
 #include "sql_show.h"
+#include "sql_table.h"
 
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "riptide_shim.h"
 
@@ -99,7 +108,284 @@ int riptide_options_fill(THD *thd, TABLE_LIST *tables, Item *)
   return 0;
 }
 
+/* Stores `v` into the nullable column `f`, or NULL when `null`. */
+void store_or_null(Field *f, longlong v, bool unsigned_v, bool null)
+{
+  if (null)
+  {
+    f->set_null();
+    return;
+  }
+  f->set_notnull();
+  f->store(v, unsigned_v);
+}
+
+/* Stores `text` into the nullable column `f`, or NULL for a NULL pointer. */
+void store_text_or_null(Field *f, const char *text)
+{
+  if (!text)
+  {
+    f->set_null();
+    return;
+  }
+  f->set_notnull();
+  store_text(f, text);
+}
+
+/* "12,15": the ids of `ids`. */
+std::string id_list(const uint64_t *ids, size_t n)
+{
+  std::string out;
+  for (size_t i= 0; i < n; i++)
+  {
+    if (i)
+      out+= ',';
+    out+= std::to_string(ids[i]);
+  }
+  return out;
+}
+
+/* The bytes as upper-case hex. */
+std::string hex(const uint8_t *b, size_t n)
+{
+  static const char digits[]= "0123456789ABCDEF";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i= 0; i < n; i++)
+  {
+    out+= digits[b[i] >> 4];
+    out+= digits[b[i] & 15];
+  }
+  return out;
+}
+
+/* Fails the query with the engine's message. */
+int engine_failure(const char *what, riptide_status_t st, char *err)
+{
+  std::string msg= riptide_take_message(st, err);
+  my_printf_error(ER_UNKNOWN_ERROR, "RIPTIDE: %s: %s", MYF(0), what, msg.c_str());
+  return 1;
+}
+
+/* The lock list of the handler layer (owned; NULL on failure, after reporting it). */
+struct Lock_list
+{
+  riptide_lock_list_t *list= nullptr;
+  ~Lock_list() { riptide_lock_list_destroy(list); }
+  size_t count() const { return riptide_lock_list_count(list); }
+  const riptide_lock_info_t *at(size_t i) const { return riptide_lock_list_at(list, i); }
+};
+
+/* At most this many locks are listed by one query (the list is built in memory). */
+constexpr size_t LOCKS_LIMIT= 100000;
+
+/* ---- RIPTIDE_TRX ---------------------------------------------------------------------- */
+
+ST_FIELD_INFO riptide_trx_fields[]= {
+    Show::Column("TRANSACTION_ID", Show::ULonglong(), NOT_NULL),
+    Show::Column("THREAD_ID", Show::ULonglong(), NULLABLE),
+    Show::Column("STATE", Show::Varchar(16), NOT_NULL),
+    Show::Column("ISOLATION_LEVEL", Show::Varchar(16), NOT_NULL),
+    Show::Column("AGE_MS", Show::ULonglong(), NOT_NULL),
+    Show::Column("SNAPSHOT_SEQNO", Show::ULonglong(), NULLABLE),
+    Show::Column("WRITES", Show::SLonglong(), NULLABLE),
+    Show::Column("WRITE_SET_BYTES", Show::SLonglong(), NULLABLE),
+    Show::Column("ROW_LOCKS", Show::SLonglong(), NULLABLE),
+    Show::Column("LOCK_WAIT_MS", Show::ULonglong(), NULLABLE),
+    Show::Column("BLOCKING_TRANSACTIONS", Show::Varchar(1024), NULLABLE),
+    Show::CEnd()};
+
+enum Trx_column
+{
+  TRX_ID,
+  TRX_THREAD,
+  TRX_STATE,
+  TRX_ISOLATION,
+  TRX_AGE,
+  TRX_SNAPSHOT,
+  TRX_WRITES,
+  TRX_WRITE_BYTES,
+  TRX_ROW_LOCKS,
+  TRX_WAIT_MS,
+  TRX_BLOCKING
+};
+
+int riptide_trx_fill(THD *thd, TABLE_LIST *tables, Item *)
+{
+  if (!riptide_db || !riptide_handler)
+    return 0;
+  char *err= nullptr;
+  riptide_trx_list_t *list= nullptr;
+  riptide_status_t st= riptide_db_transactions(riptide_db, &list, &err);
+  if (st != RIPTIDE_OK)
+    return engine_failure("listing transactions", st, err);
+  /* Which transactions wait, for how long and for whom. */
+  Lock_list locks;
+  st= riptide_handler_locks(riptide_handler, LOCKS_LIMIT, &locks.list, &err);
+  if (st != RIPTIDE_OK)
+  {
+    riptide_trx_list_destroy(list);
+    return engine_failure("listing locks", st, err);
+  }
+  std::map<uint64_t, const riptide_lock_info_t *> waits;
+  for (size_t i= 0; i < locks.count(); i++)
+    if (const riptide_lock_info_t *l= locks.at(i); l && l->waiting)
+      waits[l->txn]= l;
+
+  TABLE *table= tables->table;
+  Field **field= table->field;
+  int res= 0;
+  for (size_t i= 0; i < riptide_trx_list_count(list) && !res; i++)
+  {
+    const riptide_trx_info_t *t= riptide_trx_list_at(list, i);
+    if (!t)
+      break;
+    auto wait= waits.find(t->id);
+    const riptide_lock_info_t *w= wait == waits.end() ? nullptr : wait->second;
+    field[TRX_ID]->store(longlong(t->id), true);
+    store_or_null(field[TRX_THREAD], longlong(t->owner), true, t->owner == 0);
+    store_text(field[TRX_STATE], w && strcmp(t->state, "ACTIVE") == 0 ? "LOCK WAIT" : t->state);
+    store_text(field[TRX_ISOLATION], t->isolation);
+    field[TRX_AGE]->store(longlong(t->age_ms), true);
+    store_or_null(field[TRX_SNAPSHOT], longlong(t->snapshot_seqno), true, !t->has_snapshot);
+    store_or_null(field[TRX_WRITES], t->writes, false, t->writes < 0);
+    store_or_null(field[TRX_WRITE_BYTES], t->write_set_bytes, false, t->write_set_bytes < 0);
+    store_or_null(field[TRX_ROW_LOCKS], t->row_locks, false, t->row_locks < 0);
+    store_or_null(field[TRX_WAIT_MS], w ? longlong(w->waiting_ms) : 0, true, !w);
+    std::string blocking= w ? id_list(w->blocked_by, w->blocked_by_count) : std::string();
+    store_text_or_null(field[TRX_BLOCKING], w ? blocking.c_str() : nullptr);
+    res= schema_table_store_record(thd, table);
+  }
+  riptide_trx_list_destroy(list);
+  return res;
+}
+
+/* ---- RIPTIDE_LOCKS -------------------------------------------------------------------- */
+
+ST_FIELD_INFO riptide_locks_fields[]= {
+    Show::Column("TRANSACTION_ID", Show::ULonglong(), NOT_NULL),
+    Show::Column("THREAD_ID", Show::ULonglong(), NULLABLE),
+    Show::Column("TABLE_SCHEMA", Show::Varchar(NAME_CHAR_LEN), NULLABLE),
+    Show::Column("TABLE_NAME", Show::Varchar(NAME_CHAR_LEN), NULLABLE),
+    Show::Column("INDEX_NAME", Show::Varchar(NAME_CHAR_LEN), NULLABLE),
+    Show::Column("LOCK_TYPE", Show::Varchar(16), NOT_NULL),
+    Show::Column("LOCK_MODE", Show::Varchar(1), NULLABLE),
+    Show::Column("LOCK_STATUS", Show::Varchar(8), NOT_NULL),
+    Show::Column("WAIT_MS", Show::ULonglong(), NULLABLE),
+    Show::Column("BLOCKING_TRANSACTIONS", Show::Varchar(1024), NULLABLE),
+    Show::Column("KEY_HEX", Show::Varchar(2048), NULLABLE),
+    Show::Column("RANGE_END_HEX", Show::Varchar(2048), NULLABLE),
+    Show::CEnd()};
+
+enum Locks_column
+{
+  LCK_TRX,
+  LCK_THREAD,
+  LCK_SCHEMA,
+  LCK_TABLE,
+  LCK_INDEX,
+  LCK_TYPE,
+  LCK_MODE,
+  LCK_STATUS,
+  LCK_WAIT_MS,
+  LCK_BLOCKING,
+  LCK_KEY,
+  LCK_END
+};
+
+/* Splits the engine's table name (the server's path, "./db/t") into the schema and table
+   names as SQL spells them. */
+void split_table_name(const char *path, std::string *schema, std::string *name)
+{
+  std::string p(path);
+  if (p.compare(0, 2, "./") == 0)
+    p.erase(0, 2);
+  size_t slash= p.rfind('/');
+  std::string db= slash == std::string::npos ? std::string() : p.substr(0, slash);
+  std::string t= slash == std::string::npos ? p : p.substr(slash + 1);
+  char buf[NAME_LEN + 1];
+  filename_to_tablename(db.c_str(), buf, sizeof(buf), true);
+  *schema= buf;
+  filename_to_tablename(t.c_str(), buf, sizeof(buf), true);
+  *name= buf;
+}
+
+/* The hex of a range bound, with '[' / '(' / ']' / ')' as it is included or not; "" when
+   unbounded. */
+std::string bound_text(int32_t bound, const uint8_t *b, size_t n, bool start)
+{
+  if (bound == RIPTIDE_BOUND_UNBOUNDED)
+    return std::string();
+  std::string h= hex(b, n);
+  bool included= bound == RIPTIDE_BOUND_INCLUDED;
+  return start ? (included ? "[" : "(") + h : h + (included ? "]" : ")");
+}
+
+int riptide_locks_fill(THD *thd, TABLE_LIST *tables, Item *)
+{
+  if (!riptide_handler)
+    return 0;
+  char *err= nullptr;
+  Lock_list locks;
+  riptide_status_t st= riptide_handler_locks(riptide_handler, LOCKS_LIMIT, &locks.list, &err);
+  if (st != RIPTIDE_OK)
+    return engine_failure("listing locks", st, err);
+  if (riptide_lock_list_truncated(locks.list))
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: more than %zu locks: only the first %zu are listed",
+                        LOCKS_LIMIT, LOCKS_LIMIT);
+  TABLE *table= tables->table;
+  Field **field= table->field;
+  for (size_t i= 0; i < locks.count(); i++)
+  {
+    const riptide_lock_info_t *l= locks.at(i);
+    if (!l)
+      break;
+    field[LCK_TRX]->store(longlong(l->txn), true);
+    store_or_null(field[LCK_THREAD], longlong(l->owner), true, l->owner == 0);
+    std::string schema, name;
+    if (l->table)
+      split_table_name(l->table, &schema, &name);
+    store_text_or_null(field[LCK_SCHEMA], l->table ? schema.c_str() : nullptr);
+    store_text_or_null(field[LCK_TABLE], l->table ? name.c_str() : nullptr);
+    store_text_or_null(field[LCK_INDEX], l->index);
+    store_text(field[LCK_TYPE], l->lock_type);
+    store_text_or_null(field[LCK_MODE], l->mode);
+    store_text(field[LCK_STATUS], l->waiting ? "WAITING" : "GRANTED");
+    store_or_null(field[LCK_WAIT_MS], longlong(l->waiting_ms), true, !l->waiting);
+    std::string blocking= id_list(l->blocked_by, l->blocked_by_count);
+    store_text_or_null(field[LCK_BLOCKING], blocking.empty() ? nullptr : blocking.c_str());
+    bool range= strcmp(l->lock_type, "GAP") == 0;
+    std::string key= range ? bound_text(l->start_bound, l->start, l->start_len, true)
+                           : hex(l->start, l->start_len);
+    bool key_null= l->start_bound == RIPTIDE_BOUND_UNBOUNDED;
+    store_text_or_null(field[LCK_KEY], key_null ? nullptr : key.c_str());
+    std::string end= bound_text(l->end_bound, l->end, l->end_len, false);
+    bool end_null= !range || l->end_bound == RIPTIDE_BOUND_UNBOUNDED;
+    store_text_or_null(field[LCK_END], end_null ? nullptr : end.c_str());
+    if (schema_table_store_record(thd, table))
+      return 1;
+  }
+  return 0;
+}
+
 } // namespace
+
+int riptide_i_s_trx_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= riptide_trx_fields;
+  schema->fill_table= riptide_trx_fill;
+  return 0;
+}
+
+int riptide_i_s_locks_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= riptide_locks_fields;
+  schema->fill_table= riptide_locks_fill;
+  return 0;
+}
 
 int riptide_i_s_options_init(void *p)
 {

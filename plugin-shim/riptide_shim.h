@@ -50,6 +50,8 @@ std::string riptide_resolve_data_dir();
 /* information_schema.cc: the engine's information_schema tables (init and deinit of each
    MYSQL_INFORMATION_SCHEMA_PLUGIN declared in hton.cc, and their shared descriptor). */
 int riptide_i_s_options_init(void *p);
+int riptide_i_s_trx_init(void *p);
+int riptide_i_s_locks_init(void *p);
 int riptide_i_s_deinit(void *p);
 extern struct st_mysql_information_schema riptide_i_s_descriptor;
 

@@ -67,6 +67,8 @@ riptide_status_t begin_trx(THD *thd, Riptide_trx *trx, bool snapshot, char **err
     trx->txn= nullptr;
     return st;
   }
+  /* information_schema.RIPTIDE_TRX and RIPTIDE_LOCKS show the connection. */
+  riptide_hsession_set_owner(trx->txn, thd_get_thread_id(thd), nullptr);
   trx->lock_timeout_ms= riptide_lock_wait_timeout_ms(thd);
   trx->bulk_load= false;
   riptide_hinterrupt_t *interrupter= nullptr;
@@ -150,8 +152,11 @@ bool finish_held_bulk_load(THD *thd, bool report, std::string *failure)
   riptide_status_t st= riptide_hsession_begin(riptide_handler, RIPTIDE_HISO_READ_COMMITTED,
                                                riptide_lock_wait_timeout_ms(thd), &s, &err);
   if (st == RIPTIDE_OK)
+  {
+    riptide_hsession_set_owner(s, thd_get_thread_id(thd), nullptr);
     /* The session takes the load whatever the outcome. */
     st= riptide_hsession_attach_bulk_load(s, held, &err);
+  }
   else
     riptide_hbulk_destroy(held);
   /* A KILL meanwhile interrupts this session (its wait for the tables' write locks), not
