@@ -140,6 +140,9 @@ template <typename T> T &sysvar_as(Sysvar_slot &slot)
   return *std::launder(reinterpret_cast<T *>(slot.var));
 }
 
+int check_create_checkpoint(THD *, struct st_mysql_sys_var *, void *, struct st_mysql_value *);
+void update_create_checkpoint(THD *, struct st_mysql_sys_var *, void *, const void *);
+
 /* Makes `slot` the system variable of option `o`; false (with sysvar_problem set) for a
    combination of type, scope and mutability the plugin cannot serve. */
 bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
@@ -228,6 +231,21 @@ bool build_sysvar(Sysvar_slot &slot, const riptide_option_t *o)
                                                 ulong(o->default_value), &slot.typelib};
     return true;
   case RIPTIDE_OPTION_TEXT:
+    /* riptide_create_checkpoint: an action, done by its check function; the value is never
+       stored (the update does nothing), so it reads as empty. */
+    if (!session && dynamic && !strcmp(o->name, "create_checkpoint"))
+    {
+      slot.value.s= const_cast<char *>("");
+      new (var) MYSQL_SYSVAR_NAME(str_sysvar){PLUGIN_VAR_STR | PLUGIN_VAR_RQCMDARG |
+                                                  PLUGIN_VAR_NOCMDOPT,
+                                              o->name,
+                                              o->doc,
+                                              check_create_checkpoint,
+                                              update_create_checkpoint,
+                                              &slot.value.s,
+                                              const_cast<char *>("")};
+      return true;
+    }
     /* Without PLUGIN_VAR_MEMALLOC the server keeps a pointer to the command line's text,
        which is only right for a global read-only variable. */
     if (session || dynamic)
@@ -281,6 +299,63 @@ size_t typed_size(const riptide_option_t *o)
   }
   return 0;
 }
+
+/* SET GLOBAL riptide_create_checkpoint = 'path': writes a checkpoint of the open engine into
+   the new directory `path` (relative: to the datadir) and returns when it is complete and
+   synced (riptide_db_create_checkpoint); the error log gets what it holds and how long
+   writers were held off. A failure fails the SET with the engine's reason, and nothing is
+   left at the path. */
+int check_create_checkpoint(THD *, struct st_mysql_sys_var *, void *save,
+                            struct st_mysql_value *value)
+{
+  char buf[FN_REFLEN];
+  int len= sizeof(buf);
+  const char *s= value->val_str(value, buf, &len);
+  if (!s || len == 0)
+  {
+    my_printf_error(ER_WRONG_VALUE_FOR_VAR,
+                    "RIPTIDE: riptide_create_checkpoint needs the path of a new directory",
+                    MYF(0));
+    return 1;
+  }
+  std::string path(s, size_t(len));
+  if (path[0] != FN_LIBCHAR)
+  {
+    std::string home(mysql_real_data_home);
+    if (!home.empty() && home.back() != FN_LIBCHAR)
+      home.push_back(FN_LIBCHAR);
+    path= home + path;
+  }
+  if (!riptide_db)
+  {
+    my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: the engine is not open", MYF(0));
+    return 1;
+  }
+  riptide_checkpoint_info_t info;
+  char *err= nullptr;
+  riptide_status_t st= riptide_db_create_checkpoint(riptide_db, path.c_str(), &info, &err);
+  if (st != RIPTIDE_OK)
+  {
+    std::string msg= riptide_take_message(st, err);
+    my_printf_error(ER_WRONG_VALUE_FOR_VAR, "RIPTIDE: checkpoint to %s failed: %s", MYF(0),
+                    path.c_str(), msg.c_str());
+    return 1;
+  }
+  sql_print_information(
+      "RIPTIDE: checkpoint at sequence number %llu written to %s in %llu ms: %llu table "
+      "files linked (%llu MiB), %llu copied, %llu WAL segments, %llu MiB copied; writers "
+      "held off %llu us",
+      (unsigned long long) info.seqno, path.c_str(),
+      (unsigned long long) (info.total_us / 1000), (unsigned long long) info.tables_linked,
+      (unsigned long long) (info.bytes_linked >> 20), (unsigned long long) info.tables_copied,
+      (unsigned long long) info.wal_segments, (unsigned long long) (info.bytes_copied >> 20),
+      (unsigned long long) info.writer_stall_us);
+  *static_cast<const char **>(save)= "";
+  return 0;
+}
+
+/* The update of riptide_create_checkpoint: nothing to store (the variable reads as empty). */
+void update_create_checkpoint(THD *, struct st_mysql_sys_var *, void *, const void *) {}
 
 /* The check function of a dynamic engine option (SET GLOBAL riptide_<name>= value): reads
    the value as the option's type, gives its text to the open engine (riptide_db_set_option,

@@ -166,6 +166,18 @@ const SERVER_OPTIONS: &[Decl] = &[
         target: Target::Session,
     }),
     Decl::Own(|| ServerOption {
+        name: "create_checkpoint",
+        doc: "SET GLOBAL riptide_create_checkpoint = 'path' writes a consistent checkpoint of \
+              the whole engine into the new directory path while writes go on (tables \
+              hard-linked, WAL and manifest copied); a relative path is relative to the \
+              datadir; it reads as empty (rocksdb_create_checkpoint)",
+        value_type: OptionType::Text,
+        default: OptionValue::Text(None),
+        scope: Scope::Global,
+        dynamic: true,
+        target: Target::Server,
+    }),
+    Decl::Own(|| ServerOption {
         name: "print_all_deadlocks",
         doc: "Write every deadlock to the server's error log (innodb_print_all_deadlocks): the \
               victim's transaction, the lock it wanted, and the cycle of transactions it \
