@@ -116,6 +116,7 @@ int ha_riptide::status_error(riptide_status_t st, char *msg)
        conflict under snapshot isolation and was rolled back: the whole transaction goes. */
     THD *thd= ha_thd();
     thd->mark_transaction_to_rollback(true);
+    riptide_record_deadlock(thd, st == RIPTIDE_CONFLICT, m);
     if (riptide_print_all_deadlocks())
     {
       const char *query= thd->query();

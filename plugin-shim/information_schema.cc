@@ -12,6 +12,9 @@
   RIPTIDE_LOCKS    every row, unique-value, table-write and gap lock held and every lock
                    request waiting, with its table, index, key, and the transactions a waiting
                    request waits for.
+  RIPTIDE_DEADLOCKS the last DEADLOCK_HISTORY deadlocks (and write conflicts) whose victim
+                   was rolled back: when, the victim's connection and statement, and the
+                   engine's account of the cycle (riptide_record_deadlock, ha_riptide.cc).
 
   Before the engine is open (or if it failed to open) the tables are empty.
 */
@@ -20,9 +23,12 @@
 #include "sql_i_s.h"
 #include "sql_show.h"
 #include "sql_table.h"
+#include "tztime.h"
 
 #include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -369,7 +375,86 @@ int riptide_locks_fill(THD *thd, TABLE_LIST *tables, Item *)
   return 0;
 }
 
+/* ---- RIPTIDE_DEADLOCKS ---------------------------------------------------------------- */
+
+/* One victim of a deadlock or write conflict. */
+struct Deadlock_record
+{
+  unsigned long long id;
+  my_time_t when;
+  unsigned long thread_id;
+  bool conflict;
+  std::string detail;
+  std::string query;
+};
+
+/* How many victims RIPTIDE_DEADLOCKS keeps (the oldest go first). */
+constexpr size_t DEADLOCK_HISTORY= 100;
+
+std::mutex deadlock_mutex;
+std::deque<Deadlock_record> deadlock_history;
+unsigned long long deadlock_count= 0;
+
+ST_FIELD_INFO riptide_deadlocks_fields[]= {
+    Show::Column("DEADLOCK_ID", Show::ULonglong(), NOT_NULL),
+    Show::Column("TIME", Show::Datetime(0), NOT_NULL),
+    Show::Column("KIND", Show::Varchar(16), NOT_NULL),
+    Show::Column("VICTIM_THREAD_ID", Show::ULonglong(), NOT_NULL),
+    Show::Column("VICTIM_QUERY", Show::Varchar(1024), NOT_NULL),
+    Show::Column("DETAIL", Show::Varchar(4096), NOT_NULL),
+    Show::CEnd()};
+
+int riptide_deadlocks_fill(THD *thd, TABLE_LIST *tables, Item *)
+{
+  std::vector<Deadlock_record> copy;
+  {
+    std::lock_guard<std::mutex> guard(deadlock_mutex);
+    copy.assign(deadlock_history.begin(), deadlock_history.end());
+  }
+  TABLE *table= tables->table;
+  Field **field= table->field;
+  for (const Deadlock_record &d : copy)
+  {
+    field[0]->store(longlong(d.id), true);
+    MYSQL_TIME t;
+    thd->variables.time_zone->gmt_sec_to_TIME(&t, d.when);
+    field[1]->store_time(&t);
+    store_text(field[2], d.conflict ? "WRITE_CONFLICT" : "DEADLOCK");
+    field[3]->store(longlong(d.thread_id), true);
+    field[4]->store(d.query.data(), d.query.size(), system_charset_info);
+    field[5]->store(d.detail.data(), d.detail.size(), system_charset_info);
+    if (schema_table_store_record(thd, table))
+      return 1;
+  }
+  return 0;
+}
+
 } // namespace
+
+void riptide_record_deadlock(THD *thd, bool conflict, const std::string &detail)
+{
+  Deadlock_record d;
+  d.when= thd ? thd->query_start() : my_time(0);
+  d.thread_id= thd ? thd_get_thread_id(thd) : 0;
+  d.conflict= conflict;
+  d.detail= detail.substr(0, 4096);
+  const char *query= thd ? thd->query() : nullptr;
+  if (query)
+    d.query.assign(query, std::min<size_t>(thd->query_length(), 1024));
+  std::lock_guard<std::mutex> guard(deadlock_mutex);
+  d.id= ++deadlock_count;
+  deadlock_history.push_back(std::move(d));
+  if (deadlock_history.size() > DEADLOCK_HISTORY)
+    deadlock_history.pop_front();
+}
+
+int riptide_i_s_deadlocks_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= riptide_deadlocks_fields;
+  schema->fill_table= riptide_deadlocks_fill;
+  return 0;
+}
 
 int riptide_i_s_trx_init(void *p)
 {
