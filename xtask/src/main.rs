@@ -4,8 +4,10 @@
 //! private MariaDB server with Riptide loaded; `cargo xtask demo` is the embedded demo. Each
 //! verb prints what it runs.
 
+mod backup;
 mod fuzz;
 mod mariadb;
+mod mariadb_backup;
 mod mariadb_crash;
 mod pgo;
 mod sqlcheck;
@@ -31,7 +33,7 @@ enum Verb {
     /// a 2-minute crash test (`crash`), 20 seconds of each fuzz target (`fuzz`), then the
     /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), a short run of
     /// the differential SQL tester (`sqlcheck`), two rounds of the MariaDB crash test
-    /// (`crash --mariadb`), and the benchmarks in their `--quick` form (`bench`,
+    /// (`crash --mariadb`), five checkpoints of the online backup test (`backup-test`), and the benchmarks in their `--quick` form (`bench`,
     /// `sysbench`, `tpcc`, `ibench`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
@@ -65,6 +67,23 @@ enum Verb {
     Run,
     /// Shuts down the server `cargo xtask run` started.
     Stop,
+    /// An online backup of the server `cargo xtask run` started, while it serves writes: a
+    /// checkpoint of the Riptide engine (`SET GLOBAL riptide_create_checkpoint`) and the
+    /// RIPTIDE tables' definitions, with a RESTORE.md. Not the server's other engines or its
+    /// `mysql` schema (mariabackup or mariadb-dump do those).
+    Backup {
+        /// Where (a new directory; default target/backups/riptide-<UTC time>).
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+    /// Puts a backup of `cargo xtask backup` back: a new data directory for the `run` server
+    /// (the old one kept aside) with the backup's tables, then starts the server. Stop the
+    /// server first.
+    Restore {
+        /// The backup directory.
+        #[arg(long)]
+        from: PathBuf,
+    },
     /// Runs our mtr suites (mysql-test/<suite>; default: riptide) with MariaDB's mtr.
     Mtr {
         /// Suites to run (default: riptide).
@@ -96,6 +115,22 @@ enum Verb {
         /// `cargo xtask test` runs).
         #[arg(long, requires = "mariadb")]
         fail_on_deadlock: bool,
+    },
+    /// The MariaDB-level online backup test (tools/mariadb-backup): checkpoints
+    /// (`SET GLOBAL riptide_create_checkpoint`) taken while several connections write
+    /// transfers with a ledger; each checkpoint is started in a second server and checked:
+    /// every transaction acknowledged before it is there, none sent after it, none by half,
+    /// CHECK TABLE, every index against its table. Reports the writers' stall per checkpoint.
+    BackupTest {
+        /// Checkpoints to take and verify.
+        #[arg(long, default_value_t = 20)]
+        checkpoints: u32,
+        /// Milliseconds of load between two checkpoints.
+        #[arg(long, default_value_t = 1000)]
+        interval_ms: u64,
+        /// Seed of the load (default: from the clock; printed for replay).
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// The randomized differential SQL tester (tools/sqlcheck): random statements and
     /// two-session schedules on RIPTIDE and InnoDB tables in one private server, every
@@ -285,6 +320,9 @@ fn test(no_lint: bool) -> Result<()> {
     // Two rounds of the MariaDB crash test: one with the binary log, one without; a
     // deadlock fails them.
     mariadb_crash::crash_mariadb(mariadb_crash::Length::Rounds(2), None, true)?;
+    // The online backup test in short form: five checkpoints under load, each restored in a
+    // second server and verified (`cargo xtask backup-test` takes 20).
+    mariadb_backup::backup_test(5, 1000, None)?;
     // The side-by-side benchmarks in their small form (issues 7 and 17), as smoke tests of
     // the whole pipeline, not measurements: the library suite on Riptide and fjall (built
     // with the tests' profile, whose artifacts the test build above already made, instead of
@@ -451,6 +489,13 @@ fn main() -> Result<()> {
         Verb::Run => mariadb::run_server(),
         Verb::Stop => mariadb::stop(),
         Verb::Mtr { suites, args } => mariadb::mtr(suites, args),
+        Verb::Backup { to } => backup::backup(to),
+        Verb::Restore { from } => backup::restore(&from),
+        Verb::BackupTest {
+            checkpoints,
+            interval_ms,
+            seed,
+        } => mariadb_backup::backup_test(checkpoints, interval_ms, seed),
         Verb::Crash {
             minutes,
             seed,

@@ -46,10 +46,10 @@ pub(crate) fn plugin_dir() -> PathBuf {
 fn plugin_so() -> PathBuf {
     plugin_dir().join("ha_riptide.so")
 }
-fn server_dir() -> PathBuf {
+pub(crate) fn server_dir() -> PathBuf {
     target().join("mariadb")
 }
-fn socket() -> PathBuf {
+pub(crate) fn socket() -> PathBuf {
     server_dir().join("mysqld.sock")
 }
 fn pid_file() -> PathBuf {
@@ -64,7 +64,7 @@ fn loaded_stamp() -> PathBuf {
 }
 
 /// Runs a command, returns its stdout (stderr passes through); fails on a nonzero exit.
-fn output(mut cmd: Command) -> Result<String> {
+pub(crate) fn output(mut cmd: Command) -> Result<String> {
     let out = cmd
         .stderr(Stdio::inherit())
         .output()
@@ -124,7 +124,7 @@ pub fn recorded_version() -> Option<String> {
         .then_some(v)
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     output(cmd("id", &["-u"]))
         .map(|s| s.trim() == "0")
         .unwrap_or(false)
@@ -748,7 +748,7 @@ fn sbin(name: &str) -> PathBuf {
     if p.is_file() { p } else { PathBuf::from(name) }
 }
 
-fn client(args: &[&str]) -> Command {
+pub(crate) fn client(args: &[&str]) -> Command {
     let mut c = Command::new("mariadb");
     c.arg("--no-defaults")
         .arg(format!("--socket={}", socket().display()))
@@ -758,7 +758,7 @@ fn client(args: &[&str]) -> Command {
 }
 
 /// True when a server answers on our socket.
-fn server_alive() -> bool {
+pub(crate) fn server_alive() -> bool {
     socket().exists()
         && succeeds(
             Command::new("mariadb-admin")
@@ -790,7 +790,7 @@ fn tail_error_log(lines: usize) {
     }
 }
 
-fn print_connect() {
+pub(crate) fn print_connect() {
     let sock = socket();
     println!();
     println!(
@@ -855,7 +855,7 @@ fn so_stamp() -> String {
     )
 }
 
-fn start_server(data: &Path) -> Result<()> {
+pub(crate) fn start_server(data: &Path) -> Result<()> {
     let _ = fs::remove_file(socket());
     let mut d = Command::new(sbin("mariadbd"));
     d.arg("--no-defaults")

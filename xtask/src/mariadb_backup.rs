@@ -1,0 +1,49 @@
+//! `cargo xtask backup-test`: the online backup test of Riptide inside MariaDB
+//! (tools/mariadb-backup, docs/TESTING.md). Builds the plugin and the test driver, copies
+//! the plugin to a folder of its own (a rebuild of target/plugin during the run cannot
+//! change the servers under test), and runs `riptide-mariadb-backup` on
+//! target/mariadb-backup: checkpoints taken under a write load, each started in a second
+//! server and verified against the writers' ledger. Never touches target/mariadb.
+
+use std::fs;
+
+use anyhow::{Context, Result};
+
+use crate::{cargo, mariadb, root, run};
+
+/// Runs the backup test (plugin build included): `checkpoints` checkpoints, one every
+/// `interval_ms` of load.
+pub fn backup_test(checkpoints: u32, interval_ms: u64, seed: Option<u64>) -> Result<()> {
+    mariadb::plugin()?;
+    let target = root().join("target");
+    let plugin_copy = target.join("mariadb-backup-plugin");
+    fs::create_dir_all(&plugin_copy)
+        .with_context(|| format!("creating {}", plugin_copy.display()))?;
+    let so = mariadb::plugin_dir().join("ha_riptide.so");
+    fs::copy(&so, plugin_copy.join("ha_riptide.so"))
+        .with_context(|| format!("copying {} to {}", so.display(), plugin_copy.display()))?;
+
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--profile",
+        "ci",
+        "-p",
+        "riptide-mariadb-backup",
+        "--",
+        "--plugin-maturity",
+        mariadb::PLUGIN_MATURITY,
+        "--checkpoints",
+        &checkpoints.to_string(),
+        "--interval-ms",
+        &interval_ms.to_string(),
+        "--dir",
+    ])
+    .arg(target.join("mariadb-backup"))
+    .arg("--plugin-dir")
+    .arg(&plugin_copy);
+    if let Some(seed) = seed {
+        c.args(["--seed", &seed.to_string()]);
+    }
+    run("MariaDB backup test", c)
+}
