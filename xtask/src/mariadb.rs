@@ -46,6 +46,19 @@ pub(crate) fn plugin_dir() -> PathBuf {
 fn plugin_so() -> PathBuf {
     plugin_dir().join("ha_riptide.so")
 }
+/// Builds the plugin and copies it into the new folder `target/<folder>`, for a test tool's
+/// private servers: a rebuild of target/plugin during the run cannot change the servers
+/// under test. Returns the folder.
+pub(crate) fn plugin_copy(folder: &str) -> Result<PathBuf> {
+    plugin()?;
+    let copy = target().join(folder);
+    fs::create_dir_all(&copy).with_context(|| format!("creating {}", copy.display()))?;
+    let so = plugin_so();
+    fs::copy(&so, copy.join("ha_riptide.so"))
+        .with_context(|| format!("copying {} to {}", so.display(), copy.display()))?;
+    Ok(copy)
+}
+
 pub(crate) fn server_dir() -> PathBuf {
     target().join("mariadb")
 }

@@ -5,24 +5,15 @@
 //! target/mariadb-backup: checkpoints taken under a write load, each started in a second
 //! server and verified against the writers' ledger. Never touches target/mariadb.
 
-use std::fs;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::{cargo, mariadb, root, run};
 
 /// Runs the backup test (plugin build included): `checkpoints` checkpoints, one every
 /// `interval_ms` of load.
 pub fn backup_test(checkpoints: u32, interval_ms: u64, seed: Option<u64>) -> Result<()> {
-    mariadb::plugin()?;
+    let plugin_copy = mariadb::plugin_copy("mariadb-backup-plugin")?;
     let target = root().join("target");
-    let plugin_copy = target.join("mariadb-backup-plugin");
-    fs::create_dir_all(&plugin_copy)
-        .with_context(|| format!("creating {}", plugin_copy.display()))?;
-    let so = mariadb::plugin_dir().join("ha_riptide.so");
-    fs::copy(&so, plugin_copy.join("ha_riptide.so"))
-        .with_context(|| format!("copying {} to {}", so.display(), plugin_copy.display()))?;
-
     let mut c = cargo();
     c.args([
         "run",

@@ -4,9 +4,7 @@
 //! change the server under test), and runs `riptide-mariadb-crash` on target/mariadb-crash:
 //! its own data directory, socket and error log, no TCP. Never touches target/mariadb.
 
-use std::fs;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::{cargo, mariadb, root, run};
 
@@ -23,15 +21,8 @@ pub enum Length {
 /// never write the same rows, so a deadlock is a lock the engine took on a row the statement
 /// did not need); without, deadlocks are counted and shown in the summary.
 pub fn crash_mariadb(length: Length, seed: Option<u64>, fail_on_deadlock: bool) -> Result<()> {
-    mariadb::plugin()?;
+    let plugin_copy = mariadb::plugin_copy("mariadb-crash-plugin")?;
     let target = root().join("target");
-    let plugin_copy = target.join("mariadb-crash-plugin");
-    fs::create_dir_all(&plugin_copy)
-        .with_context(|| format!("creating {}", plugin_copy.display()))?;
-    let so = mariadb::plugin_dir().join("ha_riptide.so");
-    fs::copy(&so, plugin_copy.join("ha_riptide.so"))
-        .with_context(|| format!("copying {} to {}", so.display(), plugin_copy.display()))?;
-
     let mut c = cargo();
     c.args([
         "run",
