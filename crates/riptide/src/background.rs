@@ -29,6 +29,7 @@ use riptide_memtable::Memtable;
 
 use crate::cf::{CfData, CfView};
 use crate::db::DbInner;
+use crate::jobs::{JobKind, JobStart};
 use crate::stats::Counters;
 
 /// Starts the flush thread and the compaction threads.
@@ -148,7 +149,19 @@ fn flush_all(db: &DbInner) -> Result<bool> {
                 continue;
             };
             wake_another_flush_thread(db, &cfs, cf);
-            flush_one(db, cf, &mem)?;
+            let job = db.jobs.start(JobStart {
+                kind: JobKind::Flush,
+                cf: cf.name.clone(),
+                reason: "memtable full",
+                input_levels: Vec::new(),
+                output_level: 0,
+                input_files: 0,
+                input_bytes: mem.approximate_memory_usage() as u64,
+            });
+            let written = flush_one(db, cf, &mem);
+            db.jobs
+                .finish(job, written.as_ref().map(|b| *b).map_err(|e| e.to_string()));
+            written?;
             drop(claim);
             flushed = true;
             let mut bg = db.bg.lock();
@@ -187,7 +200,8 @@ fn wake_another_flush_thread(db: &DbInner, cfs: &[Arc<CfData>], cf: &Arc<CfData>
 /// them, so this is the flush plus the trivial move a compaction would make next, and it
 /// gives the first real compaction small output-level files to free one slice at a time
 /// (see `docs/ENGINE.md`, "A young database").
-fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> {
+/// Returns the bytes of the tables it wrote.
+fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<u64> {
     let snapshots = db.snapshots.seqnos();
     // Everything in this version was flushed before `mem` (the oldest frozen memtable).
     let older = Arc::clone(&cf.view().version);
@@ -229,7 +243,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         for table in &flushed {
             table.mark_obsolete();
         }
-        return Ok(());
+        return Ok(0);
     }
     // Only the flush thread holding the column family's claim adds tables to an empty column
     // family (compactions need inputs), so it is still empty; checked anyway, since L0 is
@@ -241,6 +255,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         0
     };
     let mut edits = Vec::new();
+    let written: u64 = flushed.iter().map(|t| t.meta.file_size).sum();
     for table in &flushed {
         Counters::add(&db.counters.flush_bytes_written, table.meta.file_size);
         edits.push(VersionEdit::AddFile {
@@ -291,7 +306,7 @@ fn flush_one(db: &DbInner, cf: &Arc<CfData>, mem: &Arc<Memtable>) -> Result<()> 
         // Not below a segment a checkpoint in progress still copies.
         db.wal.remove_segments_below(db.wal_pins.limit(min_log))?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// True when no key in `[first, last]` is live in the tables of `version` (for column family
@@ -378,7 +393,34 @@ fn pick_next(db: &DbInner) -> Option<CompactionJob> {
 /// the disk never holds a whole job twice. With several subcompactions the job runs in
 /// parallel ranges and is installed once at the end.
 pub(crate) fn run_and_install(db: &DbInner, job: &mut CompactionJob) -> Result<()> {
+    let cf_name = db
+        .cfs
+        .read()
+        .get(&job.cf)
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let listed = db.jobs.start(JobStart {
+        kind: JobKind::Compaction,
+        cf: cf_name,
+        reason: match job.reason {
+            riptide_compaction::CompactionReason::L0FileCount => "L0 file count",
+            riptide_compaction::CompactionReason::LevelSize => "level size",
+            riptide_compaction::CompactionReason::TombstoneDensity => "tombstone density",
+            riptide_compaction::CompactionReason::Manual => "manual",
+        },
+        input_levels: job.inputs.iter().map(|(level, _)| *level).collect(),
+        output_level: job.output_level,
+        input_files: job.inputs.iter().map(|(_, files)| files.len()).sum(),
+        input_bytes: job.input_bytes(),
+    });
     let outcome = run_job(db, job);
+    db.jobs.finish(
+        listed,
+        outcome
+            .as_ref()
+            .map(|o| o.stats.bytes_written)
+            .map_err(|e| e.to_string()),
+    );
     match &outcome {
         Ok(output) => db.registry.finish_with_output(job, output),
         Err(_) => db.registry.finish(job),

@@ -116,6 +116,8 @@ pub(crate) struct DbInner {
     pub(crate) writers: crate::transaction::Writers,
     /// Every open transaction, for [`Db::transactions`].
     pub(crate) live: crate::transaction::live::Live,
+    /// Running and recent flushes and compactions, for [`Db::background_jobs`].
+    pub(crate) jobs: crate::jobs::BackgroundJobs,
     /// Prepared (two-phase) transactions not finished yet.
     pub(crate) prepared: PreparedTxns,
     /// WAL bytes written (since open) when each segment created since open began: how much
@@ -440,6 +442,13 @@ impl Db {
     /// [`TransactionInfo`](crate::TransactionInfo)).
     pub fn transactions(&self) -> Vec<crate::TransactionInfo> {
         self.inner.live.list()
+    }
+
+    /// The flushes and compactions running now (oldest first), then the last
+    /// [`RECENT_JOBS`](crate::jobs::RECENT_JOBS) finished (newest first), with their
+    /// levels, files, bytes, state and timing (see [`JobInfo`](crate::JobInfo)).
+    pub fn background_jobs(&self) -> Vec<crate::JobInfo> {
+        self.inner.jobs.list()
     }
 
     /// The default column family.
@@ -803,6 +812,7 @@ impl DbInner {
             next_txn_id: AtomicU64::new(1),
             writers: crate::transaction::Writers::default(),
             live: crate::transaction::live::Live::default(),
+            jobs: crate::jobs::BackgroundJobs::default(),
             prepared: PreparedTxns::default(),
             segment_start_bytes: Mutex::new(BTreeMap::new()),
             wal_bound_check_at: AtomicU64::new(0),

@@ -48,6 +48,7 @@ mod ingest;
 mod iterator;
 #[cfg(test)]
 mod iterator_refresh_tests;
+pub mod jobs;
 mod lock;
 mod option_table;
 mod options;
@@ -85,6 +86,7 @@ pub use snapshot::Snapshot;
 pub fn kill_points() -> &'static [&'static str] {
     riptide_common::kill_point::POINTS
 }
+pub use jobs::{JobInfo, JobKind, JobState};
 pub use riptide_txn::{LockInfo, LockKind, LockMode, LockTable};
 pub use stats::{LevelStats, StatKind, StatSpec, StatValue, Statistics};
 pub use transaction::{
