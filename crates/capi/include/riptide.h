@@ -300,6 +300,11 @@ typedef struct riptide_htable_t riptide_htable_t;
 // it stays consistent while writes, flushes and compactions go on.
 typedef struct riptide_iter_t riptide_iter_t;
 
+// The running and recent background jobs of a database (opaque): made by
+// `riptide_db_background_jobs`, read with `riptide_job_list_count` / `riptide_job_list_at`,
+// freed by `riptide_job_list_destroy`.
+typedef struct riptide_job_list_t riptide_job_list_t;
+
 // The locks of a handler layer's sessions (opaque): made by `riptide_handler_locks`, read
 // with `riptide_lock_list_count` / `riptide_lock_list_at`, freed by
 // `riptide_lock_list_destroy`.
@@ -508,6 +513,38 @@ typedef struct riptide_lock_info_t {
     // Number of ids in `blocked_by`.
     size_t blocked_by_count;
 } riptide_lock_info_t;
+
+// One flush or compaction (see `riptide_db_background_jobs`). Strings are NUL-terminated
+// and live as long as their list.
+typedef struct riptide_job_info_t {
+    // Counts up from 1 per open database.
+    uint64_t id;
+    // `FLUSH` or `COMPACTION`.
+    const char *kind;
+    // The column family's name.
+    const char *cf;
+    // `memtable full` (flush), `L0 file count`, `level size`, `tombstone density` or
+    // `manual`.
+    const char *reason;
+    // The levels read, comma-separated (`1,2`); empty for a flush.
+    const char *input_levels;
+    // The level written.
+    uint32_t output_level;
+    // Input files (0 for a flush).
+    uint64_t input_files;
+    // Bytes read: the input files, or the memtable's memory for a flush.
+    uint64_t input_bytes;
+    // Bytes written once finished; `RIPTIDE_UNKNOWN` while running or after a failure.
+    int64_t output_bytes;
+    // `RUNNING`, `DONE` or `FAILED`.
+    const char *state;
+    // The error of a failed job; NULL otherwise.
+    const char *error;
+    // Milliseconds since it started.
+    uint64_t age_ms;
+    // Milliseconds it ran once finished; `RIPTIDE_UNKNOWN` while running.
+    int64_t duration_ms;
+} riptide_job_info_t;
 
 // One entry of an option table (`riptide_option_at`, `riptide_server_option_at`). Owned by
 // the library, valid and unchanged for the life of the process. Fields are only ever added
@@ -2045,6 +2082,39 @@ void riptide_lock_list_destroy(struct riptide_lock_list_t *list);
 enum riptide_status_t riptide_hsession_set_owner(struct riptide_hsession_t *session,
                                                  uint64_t owner,
                                                  char **errmsg);
+
+// Lists the flushes and compactions of `db` running now (oldest first), then the last 100
+// finished (newest first), into `*list` (free with `riptide_job_list_destroy`).
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `list` and `errmsg` are NULL or writable.
+enum riptide_status_t riptide_db_background_jobs(struct riptide_db_t *db,
+                                                 struct riptide_job_list_t **list,
+                                                 char **errmsg);
+
+// How many jobs `list` holds (0 for NULL).
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+size_t riptide_job_list_count(const struct riptide_job_list_t *list);
+
+// Job `index` of `list` (NULL past the end, or for a NULL list); it lives as long as the
+// list.
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+const struct riptide_job_info_t *riptide_job_list_at(const struct riptide_job_list_t *list,
+                                                     size_t index);
+
+// Frees a list of `riptide_db_background_jobs` (NULL: nothing).
+//
+// # Safety
+//
+// `list` is NULL or a live list, not used afterwards.
+void riptide_job_list_destroy(struct riptide_job_list_t *list);
 
 // Creates an iterator over `cf` (NULL: the default column family) at `snapshot` (NULL: the
 // latest committed state), never returning keys below `lower` (inclusive; NULL: no bound)

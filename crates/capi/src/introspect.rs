@@ -1,8 +1,9 @@
 //! What a DBA looks at when something waits: the open transactions of a database
-//! (`riptide_db_transactions`) and the locks of the handler layer's sessions
-//! (`riptide_handler_locks`), each as an opaque list read with `_count` / `_at` and freed
-//! with `_destroy`. The MariaDB plugin shows them as `information_schema.RIPTIDE_TRX` and
-//! `RIPTIDE_LOCKS`.
+//! (`riptide_db_transactions`), the locks of the handler layer's sessions
+//! (`riptide_handler_locks`) and the running and recent flushes and compactions
+//! (`riptide_db_background_jobs`), each as an opaque list read with `_count` / `_at` and freed
+//! with `_destroy`. The MariaDB plugin shows them as `information_schema.RIPTIDE_TRX`,
+//! `RIPTIDE_LOCKS` and `RIPTIDE_COMPACTIONS`.
 
 use std::ffi::{CString, c_char};
 use std::ops::Bound;
@@ -445,6 +446,177 @@ pub unsafe extern "C" fn riptide_hsession_set_owner(
     })
 }
 
+/// One flush or compaction (see `riptide_db_background_jobs`). Strings are NUL-terminated
+/// and live as long as their list.
+#[repr(C)]
+#[derive(Debug)]
+pub struct riptide_job_info_t {
+    /// Counts up from 1 per open database.
+    pub id: u64,
+    /// `FLUSH` or `COMPACTION`.
+    pub kind: *const c_char,
+    /// The column family's name.
+    pub cf: *const c_char,
+    /// `memtable full` (flush), `L0 file count`, `level size`, `tombstone density` or
+    /// `manual`.
+    pub reason: *const c_char,
+    /// The levels read, comma-separated (`1,2`); empty for a flush.
+    pub input_levels: *const c_char,
+    /// The level written.
+    pub output_level: u32,
+    /// Input files (0 for a flush).
+    pub input_files: u64,
+    /// Bytes read: the input files, or the memtable's memory for a flush.
+    pub input_bytes: u64,
+    /// Bytes written once finished; `RIPTIDE_UNKNOWN` while running or after a failure.
+    pub output_bytes: i64,
+    /// `RUNNING`, `DONE` or `FAILED`.
+    pub state: *const c_char,
+    /// The error of a failed job; NULL otherwise.
+    pub error: *const c_char,
+    /// Milliseconds since it started.
+    pub age_ms: u64,
+    /// Milliseconds it ran once finished; `RIPTIDE_UNKNOWN` while running.
+    pub duration_ms: i64,
+}
+
+/// The running and recent background jobs of a database (opaque): made by
+/// `riptide_db_background_jobs`, read with `riptide_job_list_count` / `riptide_job_list_at`,
+/// freed by `riptide_job_list_destroy`.
+pub struct riptide_job_list_t {
+    rows: Vec<riptide_job_info_t>,
+    /// The strings the rows point into.
+    _strings: Vec<CString>,
+}
+
+// SAFETY: the raw pointers in `rows` point into `_strings` (owned by the list, never
+// changed after construction) or to static strings; nothing is shared mutably.
+unsafe impl Send for riptide_job_list_t {}
+
+impl riptide_job_list_t {
+    fn new(jobs: &[riptide::JobInfo]) -> Self {
+        let mut strings: Vec<CString> = Vec::new();
+        let mut keep = |s: &str| -> *const c_char {
+            let c = CString::new(s.replace('\0', " ")).unwrap_or_default();
+            let p = c.as_ptr();
+            strings.push(c);
+            p
+        };
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let rows = jobs
+            .iter()
+            .map(|j| riptide_job_info_t {
+                id: j.id,
+                kind: match j.kind {
+                    riptide::JobKind::Flush => c"FLUSH".as_ptr(),
+                    riptide::JobKind::Compaction => c"COMPACTION".as_ptr(),
+                },
+                cf: keep(&j.cf),
+                reason: keep(j.reason),
+                input_levels: keep(
+                    &j.input_levels
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+                output_level: u32::try_from(j.output_level).unwrap_or(u32::MAX),
+                input_files: j.input_files as u64,
+                input_bytes: j.input_bytes,
+                output_bytes: count_or_unknown(j.output_bytes),
+                state: match j.state {
+                    riptide::JobState::Running => c"RUNNING".as_ptr(),
+                    riptide::JobState::Done => c"DONE".as_ptr(),
+                    riptide::JobState::Failed(_) => c"FAILED".as_ptr(),
+                },
+                error: match &j.state {
+                    riptide::JobState::Failed(e) => keep(e),
+                    _ => std::ptr::null(),
+                },
+                age_ms: ms(j.age),
+                duration_ms: count_or_unknown(j.duration.map(ms)),
+            })
+            .collect();
+        riptide_job_list_t {
+            rows,
+            _strings: strings,
+        }
+    }
+}
+
+/// Lists the flushes and compactions of `db` running now (oldest first), then the last 100
+/// finished (newest first), into `*list` (free with `riptide_job_list_destroy`).
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `list` and `errmsg` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_db_background_jobs(
+    db: *mut riptide_db_t,
+    list: *mut *mut riptide_job_list_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db` and the
+    // out-parameters `list` and `errmsg`.
+    let (db, out, errmsg) = unsafe {
+        (
+            arg_ref(db, "db"),
+            Out::new(list, "list"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    errmsg.guard(|| {
+        let out = out?;
+        out.set(std::ptr::null_mut());
+        let jobs = db?.with(|d| Ok(d.background_jobs()))?;
+        out.set(into_handle(riptide_job_list_t::new(&jobs)));
+        Ok(())
+    })
+}
+
+/// How many jobs `list` holds (0 for NULL).
+///
+/// # Safety
+///
+/// `list` is NULL or a live list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_job_list_count(list: *const riptide_job_list_t) -> usize {
+    // SAFETY: `list` is NULL or a live list, per this function's contract.
+    unsafe { crate::ffi_util::query(list, 0, |l| l.rows.len()) }
+}
+
+/// Job `index` of `list` (NULL past the end, or for a NULL list); it lives as long as the
+/// list.
+///
+/// # Safety
+///
+/// `list` is NULL or a live list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_job_list_at(
+    list: *const riptide_job_list_t,
+    index: usize,
+) -> *const riptide_job_info_t {
+    // SAFETY: `list` is NULL or a live list, per this function's contract.
+    unsafe {
+        crate::ffi_util::query(list, std::ptr::null(), |l| {
+            l.rows
+                .get(index)
+                .map_or(std::ptr::null(), |r| r as *const _)
+        })
+    }
+}
+
+/// Frees a list of `riptide_db_background_jobs` (NULL: nothing).
+///
+/// # Safety
+///
+/// `list` is NULL or a live list, not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_job_list_destroy(list: *mut riptide_job_list_t) {
+    // SAFETY: per `# Safety`, `list` follows the freed handle rule.
+    unsafe { destroy_handle(list) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +632,9 @@ mod tests {
             assert!(!riptide_lock_list_truncated(std::ptr::null()));
             assert!(riptide_lock_list_at(std::ptr::null(), 0).is_null());
             riptide_lock_list_destroy(std::ptr::null_mut());
+            assert_eq!(riptide_job_list_count(std::ptr::null()), 0);
+            assert!(riptide_job_list_at(std::ptr::null(), 0).is_null());
+            riptide_job_list_destroy(std::ptr::null_mut());
         }
     }
 }

@@ -128,3 +128,39 @@ fn transactions_and_locks_are_listed_with_their_owner() {
         riptide_trx_list_destroy(trx);
     }
 }
+
+#[test]
+fn background_jobs_are_listed() {
+    let t = TestHandler::open();
+    let mut err = null_mut();
+    // SAFETY: `t.db.db` is live; out-parameters are locals; the list is read before it is
+    // destroyed.
+    unsafe {
+        check(riptide_flush(t.db.db, &mut err), err);
+        let mut list = null_mut();
+        check(
+            riptide_db_background_jobs(t.db.db, &mut list, &mut err),
+            err,
+        );
+        let n = riptide_job_list_count(list);
+        assert!(n >= 1);
+        let rows: Vec<&riptide_job_info_t> =
+            (0..n).map(|i| &*riptide_job_list_at(list, i)).collect();
+        let flush = rows
+            .iter()
+            .find(|j| {
+                text(j.kind).as_deref() == Some("FLUSH") && text(j.cf).as_deref() == Some("default")
+            })
+            .expect("a flush of the data");
+        assert_eq!(text(flush.state).as_deref(), Some("DONE"));
+        assert_eq!(text(flush.cf).as_deref(), Some("default"));
+        assert_eq!(text(flush.reason).as_deref(), Some("memtable full"));
+        assert_eq!(text(flush.input_levels).as_deref(), Some(""));
+        assert!(flush.output_bytes > 0 && flush.duration_ms >= 0);
+        assert!(flush.error.is_null());
+        assert!(riptide_job_list_at(list, n).is_null());
+        riptide_job_list_destroy(list);
+        let st = riptide_db_background_jobs(null_mut(), &mut list, &mut err);
+        expect(st, err, INVALID, "`db`");
+    }
+}
