@@ -271,5 +271,18 @@ maria_declare_plugin(riptide){
      nullptr,
      nullptr,
      "0.1",
+     MariaDB_PLUGIN_MATURITY_EXPERIMENTAL},
+    {MYSQL_INFORMATION_SCHEMA_PLUGIN,
+     &riptide_i_s_descriptor,
+     "RIPTIDE_COMPACTIONS",
+     "The Riptide authors",
+     "Riptide: flushes and compactions running and recently finished",
+     PLUGIN_LICENSE_GPL,
+     riptide_i_s_compactions_init,
+     riptide_i_s_deinit,
+     0x0001,
+     nullptr,
+     nullptr,
+     "0.1",
      MariaDB_PLUGIN_MATURITY_EXPERIMENTAL} maria_declare_plugin_end;
 #pragma GCC visibility pop

@@ -12,6 +12,8 @@
   RIPTIDE_LOCKS    every row, unique-value, table-write and gap lock held and every lock
                    request waiting, with its table, index, key, and the transactions a waiting
                    request waits for.
+  RIPTIDE_COMPACTIONS the flushes and compactions running now and the last 100 finished:
+                   kind, reason, column family, levels, files, bytes in and out, state, timing.
   RIPTIDE_DEADLOCKS the last DEADLOCK_HISTORY deadlocks (and write conflicts) whose victim
                    was rolled back: when, the victim's connection and statement, and the
                    engine's account of the cycle (riptide_record_deadlock, ha_riptide.cc).
@@ -375,6 +377,60 @@ int riptide_locks_fill(THD *thd, TABLE_LIST *tables, Item *)
   return 0;
 }
 
+/* ---- RIPTIDE_COMPACTIONS -------------------------------------------------------------- */
+
+ST_FIELD_INFO riptide_compactions_fields[]= {
+    Show::Column("JOB_ID", Show::ULonglong(), NOT_NULL),
+    Show::Column("KIND", Show::Varchar(16), NOT_NULL),
+    Show::Column("STATE", Show::Varchar(16), NOT_NULL),
+    Show::Column("REASON", Show::Varchar(32), NOT_NULL),
+    Show::Column("COLUMN_FAMILY", Show::Varchar(NAME_CHAR_LEN), NOT_NULL),
+    Show::Column("INPUT_LEVELS", Show::Varchar(64), NOT_NULL),
+    Show::Column("OUTPUT_LEVEL", Show::ULong(), NOT_NULL),
+    Show::Column("INPUT_FILES", Show::ULonglong(), NOT_NULL),
+    Show::Column("INPUT_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("OUTPUT_BYTES", Show::ULonglong(), NULLABLE),
+    Show::Column("AGE_MS", Show::ULonglong(), NOT_NULL),
+    Show::Column("DURATION_MS", Show::ULonglong(), NULLABLE),
+    Show::Column("ERROR", Show::Varchar(1024), NULLABLE),
+    Show::CEnd()};
+
+int riptide_compactions_fill(THD *thd, TABLE_LIST *tables, Item *)
+{
+  if (!riptide_db)
+    return 0;
+  char *err= nullptr;
+  riptide_job_list_t *list= nullptr;
+  riptide_status_t st= riptide_db_background_jobs(riptide_db, &list, &err);
+  if (st != RIPTIDE_OK)
+    return engine_failure("listing flushes and compactions", st, err);
+  TABLE *table= tables->table;
+  Field **field= table->field;
+  int res= 0;
+  for (size_t i= 0; i < riptide_job_list_count(list) && !res; i++)
+  {
+    const riptide_job_info_t *j= riptide_job_list_at(list, i);
+    if (!j)
+      break;
+    field[0]->store(longlong(j->id), true);
+    store_text(field[1], j->kind);
+    store_text(field[2], j->state);
+    store_text(field[3], j->reason);
+    store_text(field[4], j->cf);
+    store_text(field[5], j->input_levels);
+    field[6]->store(longlong(j->output_level), true);
+    field[7]->store(longlong(j->input_files), true);
+    field[8]->store(longlong(j->input_bytes), true);
+    store_or_null(field[9], j->output_bytes, true, j->output_bytes < 0);
+    field[10]->store(longlong(j->age_ms), true);
+    store_or_null(field[11], j->duration_ms, true, j->duration_ms < 0);
+    store_text_or_null(field[12], j->error);
+    res= schema_table_store_record(thd, table);
+  }
+  riptide_job_list_destroy(list);
+  return res;
+}
+
 /* ---- RIPTIDE_DEADLOCKS ---------------------------------------------------------------- */
 
 /* One victim of a deadlock or write conflict. */
@@ -446,6 +502,14 @@ void riptide_record_deadlock(THD *thd, bool conflict, const std::string &detail)
   deadlock_history.push_back(std::move(d));
   if (deadlock_history.size() > DEADLOCK_HISTORY)
     deadlock_history.pop_front();
+}
+
+int riptide_i_s_compactions_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= riptide_compactions_fields;
+  schema->fill_table= riptide_compactions_fill;
+  return 0;
 }
 
 int riptide_i_s_deadlocks_init(void *p)

@@ -523,7 +523,7 @@ typedef struct riptide_job_info_t {
     const char *kind;
     // The column family's name.
     const char *cf;
-    // `memtable full` (flush), `L0 file count`, `level size`, `tombstone density` or
+    // `frozen memtable` (flush), `L0 file count`, `level size`, `tombstone density` or
     // `manual`.
     const char *reason;
     // The levels read, comma-separated (`1,2`); empty for a flush.

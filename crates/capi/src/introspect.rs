@@ -457,7 +457,7 @@ pub struct riptide_job_info_t {
     pub kind: *const c_char,
     /// The column family's name.
     pub cf: *const c_char,
-    /// `memtable full` (flush), `L0 file count`, `level size`, `tombstone density` or
+    /// `frozen memtable` (flush), `L0 file count`, `level size`, `tombstone density` or
     /// `manual`.
     pub reason: *const c_char,
     /// The levels read, comma-separated (`1,2`); empty for a flush.

@@ -154,7 +154,7 @@ fn background_jobs_are_listed() {
             .expect("a flush of the data");
         assert_eq!(text(flush.state).as_deref(), Some("DONE"));
         assert_eq!(text(flush.cf).as_deref(), Some("default"));
-        assert_eq!(text(flush.reason).as_deref(), Some("memtable full"));
+        assert_eq!(text(flush.reason).as_deref(), Some("frozen memtable"));
         assert_eq!(text(flush.input_levels).as_deref(), Some(""));
         assert!(flush.output_bytes > 0 && flush.duration_ms >= 0);
         assert!(flush.error.is_null());

@@ -152,7 +152,7 @@ fn flush_all(db: &DbInner) -> Result<bool> {
             let job = db.jobs.start(JobStart {
                 kind: JobKind::Flush,
                 cf: cf.name.clone(),
-                reason: "memtable full",
+                reason: "frozen memtable",
                 input_levels: Vec::new(),
                 output_level: 0,
                 input_files: 0,

@@ -54,7 +54,7 @@ pub struct JobInfo {
     pub kind: JobKind,
     /// The column family's name.
     pub cf: String,
-    /// Why it runs: `memtable full` for a flush; for a compaction the picker's reason
+    /// Why it runs: `frozen memtable` for a flush (full, or flushed on request); for a compaction the picker's reason
     /// (`L0 file count`, `level size`, `tombstone density`, `manual`).
     pub reason: &'static str,
     /// The levels it reads (none for a flush).

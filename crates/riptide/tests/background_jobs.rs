@@ -29,7 +29,7 @@ fn flushes_and_compactions_are_listed_with_their_levels_and_bytes() {
     for f in &flushes {
         assert_eq!(f.state, JobState::Done);
         assert_eq!(f.cf, "default");
-        assert_eq!(f.reason, "memtable full");
+        assert_eq!(f.reason, "frozen memtable");
         assert!(f.input_bytes > 0 && f.output_bytes.unwrap() > 0, "{f:?}");
         assert!(f.duration.unwrap() <= f.age, "{f:?}");
     }
