@@ -54,8 +54,9 @@ pub struct JobInfo {
     pub kind: JobKind,
     /// The column family's name.
     pub cf: String,
-    /// Why it runs: `frozen memtable` for a flush (full, or flushed on request); for a compaction the picker's reason
-    /// (`L0 file count`, `level size`, `tombstone density`, `manual`).
+    /// Why it runs: `frozen memtable` for a flush (the memtable filled, or a flush was
+    /// asked for); for a compaction the picker's reason (`L0 file count`, `level size`,
+    /// `tombstone density`, `manual`).
     pub reason: &'static str,
     /// The levels it reads (none for a flush).
     pub input_levels: Vec<usize>,
