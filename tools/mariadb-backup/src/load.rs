@@ -124,8 +124,8 @@ fn retryable(e: &mysql::Error) -> bool {
     matches!(e, mysql::Error::MySqlError(m) if m.code == 1213 || m.code == 1205)
 }
 
-/// Fails unless every writer is below `limit` retries per transfer (a sanity bound: a
-/// retry storm means the load measures nothing).
+/// Fails when the writers retried (deadlocks, lock wait timeouts) more often than they
+/// completed transfers: a retry storm means the load measures nothing.
 pub fn check_retries(progress: &[Arc<Progress>]) -> Result<()> {
     let done: u64 = progress
         .iter()
