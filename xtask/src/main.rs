@@ -15,6 +15,7 @@ mod sysbench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -248,6 +249,28 @@ fn cargo() -> Command {
     c
 }
 
+/// Set by `cargo xtask test` once one `cargo build --workspace --all-targets --profile ci`
+/// has built every binary of the workspace: the tools then run from `target/ci/` as built.
+/// A `cargo run -p <tool>` instead resolves features for that one package, which differ
+/// from the workspace's (dev-dependencies and other members turn features on), so each tool
+/// would recompile the engine crates and the `mysql` client: about four minutes of CI.
+static WORKSPACE_BUILT: AtomicBool = AtomicBool::new(false);
+
+/// A command running `package`'s binary (its bin target has the package's name) in the
+/// `ci` profile; the caller adds the binary's own arguments. Before the test verb's
+/// workspace build this is `cargo run --profile ci -p <package> --`.
+fn ci_tool(package: &str) -> Command {
+    if WORKSPACE_BUILT.load(Ordering::Relaxed) {
+        let mut c = Command::new(root().join("target").join("ci").join(package));
+        c.current_dir(root());
+        c
+    } else {
+        let mut c = cargo();
+        c.args(["run", "--profile", "ci", "-p", package, "--"]);
+        c
+    }
+}
+
 fn run(step: &str, mut cmd: Command) -> Result<()> {
     eprintln!("\n==> {step}: {cmd:?}");
     let start = Instant::now();
@@ -281,6 +304,12 @@ fn test(no_lint: bool) -> Result<()> {
         ]);
         run("clippy", clippy)?;
     }
+    // Every target in one build, so the tests and the tools after them share one feature
+    // resolution (see `WORKSPACE_BUILT`); the test run then compiles only the doctests.
+    let mut b = cargo();
+    b.args(["build", "--workspace", "--all-targets", "--profile", "ci"]);
+    run("build every target (ci profile)", b)?;
+    WORKSPACE_BUILT.store(true, Ordering::Relaxed);
     let mut t = cargo();
     t.args(["test", "--workspace", "--profile", "ci", "--no-fail-fast"]);
     run("tests (unit, property, crash, corruption, doc)", t)?;
@@ -351,20 +380,9 @@ fn test(no_lint: bool) -> Result<()> {
 
 /// `cargo xtask crash`: builds and runs `riptide-stress crash` (tools/stress).
 fn crash(minutes: f64, seed: Option<u64>) -> Result<()> {
-    let mut c = cargo();
-    c.args([
-        "run",
-        "--profile",
-        "ci",
-        "-p",
-        "riptide-stress",
-        "--",
-        "crash",
-        "--minutes",
-        &minutes.to_string(),
-        "--dir",
-    ])
-    .arg(root().join("target").join("stress"));
+    let mut c = ci_tool("riptide-stress");
+    c.args(["crash", "--minutes", &minutes.to_string(), "--dir"])
+        .arg(root().join("target").join("stress"));
     if let Some(seed) = seed {
         c.args(["--seed", &seed.to_string()]);
     }
@@ -412,14 +430,22 @@ fn bench(
         }
         return run("criterion micro-benchmarks", c);
     }
-    let mut c = cargo();
-    match profile {
-        BenchProfile::Release => c.args(["run", "--release", "-p", "riptide-bench"]),
-        BenchProfile::Tests => c.args(["run", "--profile", "ci", "-p", "riptide-bench"]),
+    let with_rocksdb = rocksdb || (!quick && runs_dbbench(&args));
+    // The tests' build without RocksDB is the one `ci_tool` runs (arguments follow `--`).
+    let tests_build = profile == BenchProfile::Tests && !with_rocksdb;
+    let mut c = if tests_build {
+        ci_tool("riptide-bench")
+    } else {
+        let mut c = cargo();
+        match profile {
+            BenchProfile::Release => c.args(["run", "--release", "-p", "riptide-bench"]),
+            BenchProfile::Tests => c.args(["run", "--profile", "ci", "-p", "riptide-bench"]),
+        };
+        c
     };
     // The full db_bench run always compares with RocksDB; the quick one (CI) leaves out its
     // long C++ build unless asked, and so do the Riptide-only workloads.
-    if rocksdb || (!quick && runs_dbbench(&args)) {
+    if with_rocksdb {
         ensure_libclang()?;
         c.args(["--features", "rocksdb"]);
         // Its own target directory: turning the feature on and off then rebuilds neither
@@ -429,7 +455,9 @@ fn bench(
             root().join("target").join("rocks-prebuild"),
         );
     }
-    c.arg("--");
+    if !tests_build {
+        c.arg("--");
+    }
     if quick {
         c.arg("--quick");
     }

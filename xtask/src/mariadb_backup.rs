@@ -7,21 +7,15 @@
 
 use anyhow::Result;
 
-use crate::{cargo, mariadb, root, run};
+use crate::{ci_tool, mariadb, root, run};
 
 /// Runs the backup test (plugin build included): `checkpoints` checkpoints, one every
 /// `interval_ms` of load.
 pub fn backup_test(checkpoints: u32, interval_ms: u64, seed: Option<u64>) -> Result<()> {
     let plugin_copy = mariadb::plugin_copy("mariadb-backup-plugin")?;
     let target = root().join("target");
-    let mut c = cargo();
+    let mut c = ci_tool("riptide-mariadb-backup");
     c.args([
-        "run",
-        "--profile",
-        "ci",
-        "-p",
-        "riptide-mariadb-backup",
-        "--",
         "--plugin-maturity",
         mariadb::PLUGIN_MATURITY,
         "--checkpoints",

@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use crate::{cargo, mariadb, root, run};
+use crate::{ci_tool, mariadb, root, run};
 
 /// How long the test runs.
 pub enum Length {
@@ -23,21 +23,11 @@ pub enum Length {
 pub fn crash_mariadb(length: Length, seed: Option<u64>, fail_on_deadlock: bool) -> Result<()> {
     let plugin_copy = mariadb::plugin_copy("mariadb-crash-plugin")?;
     let target = root().join("target");
-    let mut c = cargo();
-    c.args([
-        "run",
-        "--profile",
-        "ci",
-        "-p",
-        "riptide-mariadb-crash",
-        "--",
-        "--plugin-maturity",
-        mariadb::PLUGIN_MATURITY,
-        "--dir",
-    ])
-    .arg(target.join("mariadb-crash"))
-    .arg("--plugin-dir")
-    .arg(&plugin_copy);
+    let mut c = ci_tool("riptide-mariadb-crash");
+    c.args(["--plugin-maturity", mariadb::PLUGIN_MATURITY, "--dir"])
+        .arg(target.join("mariadb-crash"))
+        .arg("--plugin-dir")
+        .arg(&plugin_copy);
     match length {
         Length::Rounds(n) => c.args(["--rounds", &n.to_string()]),
         Length::Minutes(m) => c.args(["--minutes", &m.to_string()]),

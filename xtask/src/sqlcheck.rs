@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use crate::{cargo, mariadb, root, run};
+use crate::{ci_tool, mariadb, root, run};
 
 /// How long the tester runs.
 pub enum Length {
@@ -22,21 +22,11 @@ pub enum Length {
 pub fn sqlcheck(length: Length, seed: Option<u64>, extra: Vec<String>) -> Result<()> {
     mariadb::plugin()?;
     let target = root().join("target");
-    let mut c = cargo();
-    c.args([
-        "run",
-        "--profile",
-        "ci",
-        "-p",
-        "riptide-sqlcheck",
-        "--",
-        "--plugin-maturity",
-        mariadb::PLUGIN_MATURITY,
-        "--dir",
-    ])
-    .arg(target.join("sqlcheck"))
-    .arg("--plugin")
-    .arg(mariadb::plugin_dir().join("ha_riptide.so"));
+    let mut c = ci_tool("riptide-sqlcheck");
+    c.args(["--plugin-maturity", mariadb::PLUGIN_MATURITY, "--dir"])
+        .arg(target.join("sqlcheck"))
+        .arg("--plugin")
+        .arg(mariadb::plugin_dir().join("ha_riptide.so"));
     match length {
         Length::Default => {}
         Length::Minutes(m) => {

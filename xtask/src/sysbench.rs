@@ -14,7 +14,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::{cargo, mariadb, root, run};
+use crate::{ci_tool, mariadb, root, run};
 
 /// Debian's MyRocks plugin (package mariadb-plugin-rocksdb).
 pub(crate) const ROCKSDB_SO: &str = "/usr/lib/mysql/plugin/ha_rocksdb.so";
@@ -52,11 +52,10 @@ fn capped_benchmark(
         .with_context(|| format!("creating {}", plugin_dir.display()))?;
     link(&riptide_so, &plugin_dir.join("ha_riptide.so"))?;
     link(Path::new(ROCKSDB_SO), &plugin_dir.join("ha_rocksdb.so"))?;
-    let mut c = cargo();
-    // The `ci` profile: the driver's own speed does not matter, and CI has built its
-    // dependencies in that profile already.
-    c.args(["run", "--profile", "ci", "-p", package, "--"])
-        .arg("--plugin-dir")
+    // The `ci` profile: the driver's own speed does not matter, and CI has built it in
+    // that profile already.
+    let mut c = ci_tool(package);
+    c.arg("--plugin-dir")
         .arg(&plugin_dir)
         .arg("--work-dir")
         .arg(target.join(verb))
