@@ -225,7 +225,8 @@ impl KindCounters {
 /// capacity. An entry larger than a cache shard's share of the capacity is not kept.
 pub struct BlockCache {
     cache: quick_cache::sync::Cache<CacheKey, CachedBlock, BlockWeighter>,
-    capacity: u64,
+    /// The current capacity ([`BlockCache::set_capacity`] changes it).
+    capacity: AtomicU64,
     data: KindCounters,
     index: KindCounters,
     filter: KindCounters,
@@ -249,7 +250,7 @@ impl BlockCache {
                 capacity_bytes,
                 BlockWeighter,
             ),
-            capacity: capacity_bytes,
+            capacity: AtomicU64::new(capacity_bytes),
             data: KindCounters::default(),
             index: KindCounters::default(),
             filter: KindCounters::default(),
@@ -319,12 +320,21 @@ impl BlockCache {
             misses: data.misses + index.misses + filter.misses,
             inserts: data.inserts + index.inserts + filter.inserts,
             usage_bytes: self.cache.weight(),
-            capacity_bytes: self.capacity,
+            capacity_bytes: self.capacity.load(Ordering::Relaxed),
             entries: self.cache.len() as u64,
             data,
             index,
             filter,
         }
+    }
+
+    /// Changes the capacity to `capacity_bytes` while the cache is in use. A smaller one
+    /// evicts (least useful first) until the entries fit; the cache's hash tables keep the
+    /// size they were made with, so a cache grown far beyond its first capacity finds
+    /// entries a little slower than one made that large.
+    pub fn set_capacity(&self, capacity_bytes: u64) {
+        self.cache.set_capacity(capacity_bytes);
+        self.capacity.store(capacity_bytes, Ordering::Relaxed);
     }
 
     /// Drops every cached entry (counters are kept).

@@ -130,3 +130,32 @@ fn concurrent_readers_share_a_table() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn capacity_changes_while_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(BlockCache::new(4 << 20));
+    let entries = common::simple_entries(5000, 50);
+    let t = common::build(dir.path(), "t.sst", &entries, opts(), Some(cache.clone()));
+    assert_eq!(common::read_everything(&t).unwrap().len(), 5000);
+    let full = cache.stats();
+    assert!(full.usage_bytes > 64 << 10, "{full:?}");
+
+    // Shrunk: entries are evicted down to the new bound at once.
+    cache.set_capacity(32 << 10);
+    let small = cache.stats();
+    assert_eq!(small.capacity_bytes, 32 << 10);
+    assert!(small.usage_bytes <= 32 << 10, "{small:?}");
+    assert!(small.entries < full.entries);
+    // Reads still work and stay within it.
+    assert_eq!(common::read_everything(&t).unwrap().len(), 5000);
+    assert!(cache.stats().usage_bytes <= 32 << 10);
+
+    // Grown again: the whole table fits once more, and a second pass only hits.
+    cache.set_capacity(4 << 20);
+    assert_eq!(common::read_everything(&t).unwrap().len(), 5000);
+    let misses = cache.stats().data.misses;
+    assert_eq!(common::read_everything(&t).unwrap().len(), 5000);
+    assert_eq!(cache.stats().data.misses, misses);
+    assert_eq!(cache.stats().capacity_bytes, 4 << 20);
+}
