@@ -59,13 +59,7 @@ impl Wal {
         min_segment: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
-        if let SyncMode::Interval(d) = opts.sync_mode
-            && d.is_zero()
-        {
-            return Err(Error::invalid_argument(
-                "SyncMode::Interval needs a non-zero period (use SyncMode::Full to sync every append)",
-            ));
-        }
+        check_interval(opts.sync_mode)?;
         fs.create_dir_all(dir).at("create WAL directory", dir)?;
         let Replayed {
             report,
@@ -115,6 +109,30 @@ impl Wal {
         self.writer.rotate()
     }
 
+    /// Changes the sync mode while the WAL is open: later appends follow `mode`, and the
+    /// background sync thread is started or stopped to match. Switching to
+    /// [`SyncMode::Full`] also syncs what was appended before, so once this returns every
+    /// record so far is durable as well. How far ahead segments are preallocated stays what
+    /// the WAL was opened with. `InvalidArgument` for an interval of zero; `Io` if the
+    /// background thread cannot be started (the WAL then syncs no more in the background
+    /// than before: the old mode's thread is already stopped) or the sync fails.
+    pub fn set_sync_mode(&self, mode: SyncMode) -> Result<()> {
+        check_interval(mode)?;
+        let mut syncer = self.syncer.lock();
+        if let Some(mut old) = syncer.take() {
+            old.stop();
+        }
+        self.writer.set_sync_every_append(mode == SyncMode::Full);
+        match mode {
+            SyncMode::Full => self.writer.sync()?,
+            SyncMode::Interval(period) => {
+                *syncer = Some(Syncer::start(Arc::clone(&self.writer), period)?);
+            }
+            SyncMode::None => {}
+        }
+        Ok(())
+    }
+
     /// Number of the segment being appended to.
     pub fn current_segment(&self) -> u64 {
         self.writer.current_segment()
@@ -160,6 +178,18 @@ impl Wal {
         }
         res
     }
+}
+
+/// `InvalidArgument` for [`SyncMode::Interval`] with a zero period.
+fn check_interval(mode: SyncMode) -> Result<()> {
+    if let SyncMode::Interval(d) = mode
+        && d.is_zero()
+    {
+        return Err(Error::invalid_argument(
+            "SyncMode::Interval needs a non-zero period (use SyncMode::Full to sync every append)",
+        ));
+    }
+    Ok(())
 }
 
 impl Drop for Wal {

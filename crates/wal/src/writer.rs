@@ -6,7 +6,7 @@
 use std::io::ErrorKind as IoErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use riptide_common::fs::{FsRef, WritableFile};
@@ -94,7 +94,9 @@ struct State {
 pub(crate) struct Writer {
     fs: FsRef,
     dir: PathBuf,
-    sync_mode: SyncMode,
+    /// Whether every append syncs ([`SyncMode::Full`]); [`crate::Wal::set_sync_mode`]
+    /// changes it.
+    sync_every_append: AtomicBool,
     /// The most the current segment is extended by at a time; 0: records are appended.
     preallocate: u64,
     state: Mutex<State>,
@@ -121,7 +123,7 @@ impl Writer {
         Writer {
             fs,
             dir,
-            sync_mode: opts.sync_mode,
+            sync_every_append: AtomicBool::new(opts.sync_mode == SyncMode::Full),
             preallocate,
             state: Mutex::new(State {
                 file: Some(file),
@@ -213,7 +215,7 @@ impl Writer {
         st.written += len;
         self.bytes_written.fetch_add(len, Ordering::Relaxed);
         self.records_written.fetch_add(1, Ordering::Relaxed);
-        if self.sync_mode == SyncMode::Full {
+        if self.sync_every_append.load(Ordering::Acquire) {
             if let Err(e) = file.sync_data() {
                 let err = Error::io_at("fdatasync WAL segment", &st.path, e);
                 self.poison(&mut st, &err);
@@ -274,6 +276,11 @@ impl Writer {
         }
         st.reserved_end = st.offset;
         Ok(())
+    }
+
+    /// Makes every later append sync before it returns (`true`) or not.
+    pub(crate) fn set_sync_every_append(&self, on: bool) {
+        self.sync_every_append.store(on, Ordering::Release);
     }
 
     /// Makes every record appended so far durable. Does nothing if nothing was appended
