@@ -514,7 +514,11 @@ mod tests {
         let sync = by_name("sync_mode");
         assert_eq!(
             (sync.value_type, sync.default_value, sync.flags),
-            (RIPTIDE_OPTION_ENUM, 1, RIPTIDE_OPTION_ENGINE)
+            (
+                RIPTIDE_OPTION_ENUM,
+                1,
+                RIPTIDE_OPTION_ENGINE | RIPTIDE_OPTION_DYNAMIC
+            )
         );
         assert_eq!(text(sync.default_text), "interval");
         assert_eq!(sync.enum_count, 3);

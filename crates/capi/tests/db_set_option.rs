@@ -43,9 +43,13 @@ fn an_open_database_takes_its_dynamic_options() {
             ),
             err,
         );
-        let st =
-            riptide_db_set_option(t.db, c"block_cache_size".as_ptr(), c"1G".as_ptr(), &mut err);
-        expect(st, err, NOT_SUPPORTED, "block_cache_size");
+        let st = riptide_db_set_option(
+            t.db,
+            c"max_background_flushes".as_ptr(),
+            c"4".as_ptr(),
+            &mut err,
+        );
+        expect(st, err, NOT_SUPPORTED, "max_background_flushes");
         let st = riptide_db_set_option(
             t.db,
             c"l0_compaction_trigger".as_ptr(),

@@ -691,10 +691,12 @@ impl Db {
     /// [`OptionType`](crate::OptionType)), as [`Options::set_by_name`] would before open.
     ///
     /// Only options whose [`OptionSpec::is_dynamic`](crate::OptionSpec::is_dynamic) is true
-    /// change at run time: those the engine reads where it uses them (compaction triggers and sizes, back-pressure limits,
-    /// the format of tables written from now on, the write-set limit). Others (the block
-    /// cache's size, thread counts, the number of levels, the WAL's settings) fail with
-    /// `NotSupported` and change only when the database is opened again. A value the
+    /// change at run time: those the engine reads where it uses them (compaction triggers
+    /// and sizes, back-pressure limits, the format of tables written from now on, the
+    /// write-set limit), the block cache's size (a smaller one evicts at once) and the
+    /// WAL's sync mode and interval (a switch to `full` also syncs what was written
+    /// before). Others (thread counts, the number of levels, the WAL's other settings)
+    /// fail with `NotSupported` and change only when the database is opened again. A value the
     /// engine could not run with (`l0_compaction_trigger` above `l0_stop_trigger`) fails
     /// with `InvalidArgument`, and nothing changes. Background threads look at the new
     /// value at once (a lower trigger can start a compaction).
@@ -710,6 +712,13 @@ impl Db {
         let _serial = inner.option_change.lock();
         let changed = spec.set(Options::clone(&inner.options()), text)?;
         changed.validate()?;
+        // The parts that hold their own copy take the new value first: a failure there
+        // leaves the options as they were.
+        match name {
+            "block_cache_size" => inner.cache.set_capacity(changed.block_cache_size),
+            "sync_mode" | "sync_interval_ms" => inner.wal.set_sync_mode(changed.sync_mode)?,
+            _ => {}
+        }
         inner.options.store(Arc::new(changed));
         // Let the compaction threads re-check what is due under the new values.
         inner.bg.lock().pending_compaction = true;

@@ -356,10 +356,17 @@ fn size(v: u64) -> Result<usize> {
 
 /// The options a running database takes a new value of ([`OptionSpec::is_dynamic`]): each
 /// is read where it is used (a compaction pick, a write's back-pressure check, a table or
-/// memtable being made, a transaction's write), never copied at open into a thread, a cache
-/// or the WAL. A change applies from the next use on: tables already written keep their
-/// format, a running compaction its inputs.
+/// memtable being made, a transaction's write), or handed by
+/// [`Db::set_option`](crate::Db::set_option) to the part that holds it (the block cache's
+/// capacity, shrinking it at once; the WAL's sync mode and interval, with its background
+/// sync thread). A change applies from the next use on: tables already written keep their
+/// format, a running compaction its inputs. The thread counts
+/// (`max_background_compactions`, `max_background_flushes`) are fixed while open: the
+/// threads are started at open.
 pub const DYNAMIC_OPTIONS: &[&str] = &[
+    "block_cache_size",
+    "sync_mode",
+    "sync_interval_ms",
     "l0_compaction_trigger",
     "l0_slowdown_trigger",
     "l0_stop_trigger",

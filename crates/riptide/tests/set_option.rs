@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use riptide::{Db, ErrorKind, OptionValue, Options, TransactionOptions};
+use riptide::{Db, ErrorKind, OptionValue, Options, SyncMode, TransactionOptions};
 
 fn l0_files(db: &Db) -> usize {
     db.statistics().levels.first().map_or(0, |l| l.files)
@@ -43,11 +43,16 @@ fn values_change_and_fixed_options_refuse() {
     );
 
     // Fixed while open: refused, unchanged.
-    let before = db.option_value("block_cache_size").unwrap();
-    let e = db.set_option("block_cache_size", "1G").unwrap_err();
+    let before = db.option_value("max_background_compactions").unwrap();
+    let e = db
+        .set_option("max_background_compactions", "8")
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("block_cache_size"), "{e}");
-    assert_eq!(db.option_value("block_cache_size").unwrap(), before);
+    assert!(e.to_string().contains("max_background_compactions"), "{e}");
+    assert_eq!(
+        db.option_value("max_background_compactions").unwrap(),
+        before
+    );
 
     // A value the engine could not run with: refused, unchanged.
     let e = db.set_option("l0_compaction_trigger", "1000").unwrap_err();
@@ -133,4 +138,88 @@ fn a_lower_write_set_limit_refuses_the_next_write() {
     txn.commit().unwrap();
     assert!(db.get(b"b").unwrap().is_some());
     assert!(db.get(b"a0099").unwrap().is_some());
+}
+
+#[test]
+fn the_block_cache_takes_a_new_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::default()
+        .block_cache_size(8 << 20)
+        .young_space_bound(false);
+    let db = Db::open(dir.path(), opts).unwrap();
+    let value = vec![b'v'; 100];
+    for i in 0..20_000u32 {
+        db.put(format!("k{i:06}").as_bytes(), &value).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..20_000u32 {
+        assert!(db.get(format!("k{i:06}").as_bytes()).unwrap().is_some());
+    }
+    let s = db.statistics();
+    assert_eq!(s.block_cache_capacity, 8 << 20);
+    assert!(s.block_cache_usage > 2 << 20, "{s}");
+
+    db.set_option("block_cache_size", "1M").unwrap();
+    let s = db.statistics();
+    assert_eq!(s.block_cache_capacity, 1 << 20);
+    assert!(s.block_cache_usage <= 1 << 20, "{s}");
+    assert_eq!(
+        db.option_value("block_cache_size").unwrap(),
+        OptionValue::Unsigned(1 << 20)
+    );
+    // Reads go on within the smaller cache.
+    for i in (0..20_000u32).step_by(7) {
+        assert!(db.get(format!("k{i:06}").as_bytes()).unwrap().is_some());
+    }
+    assert!(db.statistics().block_cache_usage <= 1 << 20);
+    // Below the option's minimum: refused, unchanged.
+    let e = db.set_option("block_cache_size", "256K").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert_eq!(db.statistics().block_cache_capacity, 1 << 20);
+}
+
+#[test]
+fn the_wal_takes_a_new_sync_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default().sync_mode(SyncMode::None)).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"1").unwrap();
+    assert_eq!(db.statistics().wal_syncs, 0);
+
+    // Full: the writes before are synced at once, then every commit syncs.
+    db.set_option("sync_mode", "full").unwrap();
+    let after_switch = db.statistics().wal_syncs;
+    assert_eq!(after_switch, 1);
+    db.put(b"c", b"1").unwrap();
+    db.put(b"d", b"1").unwrap();
+    assert_eq!(db.statistics().wal_syncs, after_switch + 2);
+
+    // Interval: a background sync follows a write within a few periods.
+    db.set_option("sync_interval_ms", "10").unwrap();
+    db.set_option("sync_mode", "interval").unwrap();
+    let before = db.statistics().wal_syncs;
+    db.put(b"e", b"1").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while db.statistics().wal_syncs == before {
+        assert!(Instant::now() < deadline, "no background sync");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(db.option_value("sync_mode").unwrap(), OptionValue::Enum(1));
+    assert_eq!(
+        db.option_value("sync_interval_ms").unwrap(),
+        OptionValue::Unsigned(10)
+    );
+
+    // None again: writes do not sync.
+    db.set_option("sync_mode", "none").unwrap();
+    let syncs = db.statistics().wal_syncs;
+    db.put(b"f", b"1").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(db.statistics().wal_syncs, syncs);
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for k in [b"a", b"b", b"c", b"d", b"e", b"f"] {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&b"1"[..]));
+    }
 }
