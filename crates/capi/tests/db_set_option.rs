@@ -45,11 +45,11 @@ fn an_open_database_takes_its_dynamic_options() {
         );
         let st = riptide_db_set_option(
             t.db,
-            c"max_background_flushes".as_ptr(),
-            c"4".as_ptr(),
+            c"write_buffer_size".as_ptr(),
+            c"8M".as_ptr(),
             &mut err,
         );
-        expect(st, err, NOT_SUPPORTED, "max_background_flushes");
+        expect(st, err, NOT_SUPPORTED, "write_buffer_size");
         let st = riptide_db_set_option(
             t.db,
             c"l0_compaction_trigger".as_ptr(),

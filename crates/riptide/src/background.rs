@@ -32,23 +32,51 @@ use crate::db::DbInner;
 use crate::jobs::{JobKind, JobStart};
 use crate::stats::Counters;
 
-/// Starts the flush thread and the compaction threads.
-pub(crate) fn start(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
-    let mut handles = Vec::new();
-    let spawn = |name: String, f: fn(&DbInner)| {
+/// Starts the flush threads and the compaction threads.
+pub(crate) fn start(db: &Arc<DbInner>, handles: &mut Vec<JoinHandle<()>>) -> Result<()> {
+    let opts = db.options();
+    grow(
+        db,
+        opts.max_background_flushes,
+        opts.max_background_compactions,
+        handles,
+    )
+}
+
+/// Starts flush threads until `flushes` have been started, and compaction threads until
+/// `compactions` have (none if as many were started before), adding their handles to
+/// `handles` (also those started before a failure to start one).
+/// Each thread is numbered in its pool and works only while its number is below the pool's
+/// size in the current options (`max_background_flushes`, `max_background_compactions`):
+/// lowering a size makes the threads beyond it wait after their job, raising it again wakes
+/// them, and only a size above every earlier one starts threads.
+pub(crate) fn grow(
+    db: &Arc<DbInner>,
+    flushes: usize,
+    compactions: usize,
+    handles: &mut Vec<JoinHandle<()>>,
+) -> Result<()> {
+    let spawn = |name: String, f: fn(&DbInner, usize), number: usize| {
         let db = Arc::clone(db);
         std::thread::Builder::new()
             .name(name.clone())
-            .spawn(move || f(&db))
+            .spawn(move || f(&db, number))
             .map_err(|e| Error::io(format!("start background thread {name}"), e))
     };
-    for i in 0..db.options().max_background_flushes {
-        handles.push(spawn(format!("riptide-flush-{i}"), flush_loop)?);
+    let mut bg = db.bg.lock();
+    while bg.flush_threads < flushes {
+        let i = bg.flush_threads;
+        handles.push(spawn(format!("riptide-flush-{i}"), flush_loop, i)?);
+        bg.flush_threads += 1;
     }
-    for i in 0..db.options().max_background_compactions {
-        handles.push(spawn(format!("riptide-compact-{i}"), compaction_loop)?);
+    while bg.compaction_threads < compactions {
+        let i = bg.compaction_threads;
+        handles.push(spawn(format!("riptide-compact-{i}"), compaction_loop, i)?);
+        bg.compaction_threads += 1;
     }
-    Ok(handles)
+    // Threads parked by a lower size look at the new one.
+    db.bg_cv.notify_all();
+    Ok(())
 }
 
 /// Runs `work`, turning a panic (a bug) into an `Internal` error, and records any error as
@@ -100,11 +128,17 @@ fn shutting_down(db: &DbInner) -> bool {
 /// background threads when it starts to wait, and a notification back from an idle flush
 /// thread would wake it to kick again, a busy loop for as long as the stop lasts (counted
 /// in `Statistics::flush_idle_wakeups`).
-fn flush_loop(db: &DbInner) {
+///
+/// Thread `number` of the pool waits while `max_background_flushes` is not above it.
+fn flush_loop(db: &DbInner, number: usize) {
     loop {
         {
             let mut bg = db.bg.lock();
-            while !bg.shutdown && (!bg.pending_flush || bg.error.is_some()) {
+            while !bg.shutdown
+                && (!bg.pending_flush
+                    || bg.error.is_some()
+                    || number >= db.options().max_background_flushes)
+            {
                 db.bg_cv.wait(&mut bg);
             }
             if bg.shutdown {
@@ -349,11 +383,16 @@ fn only_run_keys_live(
 }
 
 /// A compaction thread: sleeps until work may be due, then runs jobs until none is.
-fn compaction_loop(db: &DbInner) {
+/// Thread `number` of the pool works only while `max_background_compactions` is above it.
+fn compaction_loop(db: &DbInner, number: usize) {
     loop {
         {
             let mut bg = db.bg.lock();
-            while !bg.shutdown && (!bg.pending_compaction || bg.error.is_some()) {
+            while !bg.shutdown
+                && (!bg.pending_compaction
+                    || bg.error.is_some()
+                    || number >= db.options().max_background_compactions)
+            {
                 db.bg_cv.wait(&mut bg);
             }
             if bg.shutdown {
@@ -361,7 +400,7 @@ fn compaction_loop(db: &DbInner) {
             }
             bg.pending_compaction = false;
         }
-        while !shutting_down(db) {
+        while !shutting_down(db) && number < db.options().max_background_compactions {
             let Some(mut job) = pick_next(db) else { break };
             // Another thread may find a disjoint job while this one runs.
             {

@@ -77,6 +77,11 @@ pub(crate) struct BgState {
     pub(crate) shutdown: bool,
     /// The first background failure; the database is read-only from then on.
     pub(crate) error: Option<Error>,
+    /// Flush threads started so far (numbered from 0); those numbered at or above
+    /// `max_background_flushes` wait until it is raised again.
+    pub(crate) flush_threads: usize,
+    /// Compaction threads started so far, likewise against `max_background_compactions`.
+    pub(crate) compaction_threads: usize,
 }
 
 /// Everything shared by the `Db` handle, its background worker and in-flight writers.
@@ -184,8 +189,7 @@ impl Db {
             inner: Arc::clone(&inner),
         };
         // If a thread fails to start, dropping `db` stops the ones that did.
-        let workers = crate::background::start(&inner)?;
-        *db.workers.lock() = workers;
+        crate::background::start(&inner, &mut db.workers.lock())?;
         db.inner.schedule_background();
         Ok(db)
     }
@@ -719,7 +723,14 @@ impl Db {
             "sync_mode" | "sync_interval_ms" => inner.wal.set_sync_mode(changed.sync_mode)?,
             _ => {}
         }
+        let threads = (
+            changed.max_background_flushes,
+            changed.max_background_compactions,
+        );
         inner.options.store(Arc::new(changed));
+        // More threads than ever started: start the missing ones (fewer: the threads
+        // numbered beyond the new count finish their job and wait, see `background`).
+        crate::background::grow(inner, threads.0, threads.1, &mut self.workers.lock())?;
         // Let the compaction threads re-check what is due under the new values.
         inner.bg.lock().pending_compaction = true;
         inner.bg_cv.notify_all();

@@ -360,10 +360,12 @@ fn size(v: u64) -> Result<usize> {
 /// [`Db::set_option`](crate::Db::set_option) to the part that holds it (the block cache's
 /// capacity, shrinking it at once; the WAL's sync mode and interval, with its background
 /// sync thread). A change applies from the next use on: tables already written keep their
-/// format, a running compaction its inputs. The thread counts
-/// (`max_background_compactions`, `max_background_flushes`) are fixed while open: the
-/// threads are started at open.
+/// format, a running compaction its inputs. The thread counts (`max_background_compactions`,
+/// `max_background_flushes`) start the missing threads when raised; when lowered, the threads
+/// beyond the new count finish their job and wait.
 pub const DYNAMIC_OPTIONS: &[&str] = &[
+    "max_background_compactions",
+    "max_background_flushes",
     "block_cache_size",
     "sync_mode",
     "sync_interval_ms",

@@ -112,21 +112,21 @@ static void option_tables(void) {
     size_t n = riptide_option_count();
     CHECK(n > 0 && riptide_option_at(n) == NULL);
     riptide_options_t *opts = riptide_options_create();
-    const riptide_option_t *cache = NULL, *threads = NULL;
+    const riptide_option_t *cache = NULL, *memtable = NULL;
     for (size_t i = 0; i < n; i++) {
         const riptide_option_t *o = riptide_option_at(i);
         CHECK(o != NULL && o->name != NULL && o->doc != NULL && o->default_text != NULL);
         CHECK((o->flags & ~RIPTIDE_OPTION_DYNAMIC) == RIPTIDE_OPTION_ENGINE);
         OK(riptide_options_set_by_name(opts, o->name, o->default_text, &err));
         if (strcmp(o->name, "block_cache_size") == 0) cache = o;
-        if (strcmp(o->name, "max_background_compactions") == 0) threads = o;
+        if (strcmp(o->name, "write_buffer_size") == 0) memtable = o;
     }
     riptide_options_destroy(opts);
-    /* The block cache's size changes while the database is open; thread counts do not. */
+    /* The block cache's size changes while the database is open; the memtable size does not. */
     CHECK(cache != NULL && cache->value_type == RIPTIDE_OPTION_UINT64);
     CHECK(cache->flags & RIPTIDE_OPTION_DYNAMIC);
     CHECK(cache->min == 1 << 20 && cache->default_value == 64 << 20);
-    CHECK(threads != NULL && !(threads->flags & RIPTIDE_OPTION_DYNAMIC));
+    CHECK(memtable != NULL && !(memtable->flags & RIPTIDE_OPTION_DYNAMIC));
     size_t server = riptide_server_option_count();
     const riptide_option_t *sync = NULL;
     for (size_t i = 0; i < server; i++)
