@@ -6,7 +6,10 @@ use std::cmp::Ordering as CmpOrdering;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use riptide_common::key::{MAX_SEQNO, encode_internal_key, parse_internal_key, seqno_of, user_key};
+use riptide_common::key::{
+    MAX_SEQNO, compare_internal_keys, encode_internal_key, parse_internal_key, seek_key, seqno_of,
+    user_key,
+};
 use riptide_common::range_del::{RangeTombstone, RangeTombstoneSet};
 use riptide_common::{SeqNo, ValueKind};
 
@@ -284,6 +287,25 @@ impl Memtable {
         MemtableIterator::new(Arc::clone(self), Cursor::new(Arc::clone(&self.list)))
     }
 
+    /// About how many point entries (every version and tombstone) have a user key from
+    /// `lower` (inclusive) to `upper` (exclusive; `None`: the end), estimated from the
+    /// skiplist's upper levels without visiting the entries (see
+    /// `SkipList::estimate_count_before`): for ranges too large to count, never exact.
+    pub fn estimate_entries(&self, lower: &[u8], upper: Option<&[u8]>) -> u64 {
+        let before = |bound: &[u8]| {
+            let target = seek_key(bound, MAX_SEQNO);
+            self.list
+                .estimate_count_before(|k| compare_internal_keys(k, &target) == CmpOrdering::Less)
+        };
+        // Both ends estimated alike (the end of the list too, not its exact length): their
+        // errors then largely cancel in the difference.
+        let end = match upper {
+            Some(u) => before(u),
+            None => self.list.estimate_count_before(|_| true),
+        };
+        end.saturating_sub(before(lower))
+    }
+
     /// Bytes of arena memory the entries occupy (node headers, links, keys, values, padding
     /// and the unused tails of full arena chunks), plus the bytes of the range tombstones.
     /// Grows monotonically; use it to decide when to switch memtables.
@@ -330,6 +352,41 @@ impl Memtable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_estimates_follow_the_entries_without_visiting_them() {
+        let m = Memtable::new(1);
+        let n = 100_000u64;
+        for i in 0..n {
+            m.insert(format!("k{i:06}").as_bytes(), i + 1, ValueKind::Put, b"v");
+        }
+        // Two versions of the keys of one stretch: every version counts.
+        for i in 50_000..60_000u64 {
+            m.insert(format!("k{i:06}").as_bytes(), n + i, ValueKind::Put, b"w");
+        }
+        let key = |i: u64| format!("k{i:06}").into_bytes();
+        for (lo, hi, want) in [
+            (0, Some(n), n + 10_000),
+            (10_000, Some(20_000), 10_000),
+            (50_000, Some(60_000), 20_000),
+            (0, None, n + 10_000),
+            (90_000, None, 10_000),
+        ] {
+            // Random heights: each bound's position is off by a few percent of the list, so
+            // a range of a tenth of it can be off by a third; an optimizer needs the order
+            // of magnitude (a large range must not look small).
+            let upper = hi.map(key);
+            let got = m.estimate_entries(&key(lo), upper.as_deref());
+            let ratio = got as f64 / want as f64;
+            assert!(
+                (0.5..2.0).contains(&ratio),
+                "[{lo}, {hi:?}): {got} for {want}"
+            );
+        }
+        // An empty range, and one below every key.
+        assert!(m.estimate_entries(&key(5), Some(&key(5))) == 0);
+        assert!(m.estimate_entries(b"a", Some(b"b")) == 0);
+    }
 
     #[test]
     fn memtable_is_send_and_sync() {

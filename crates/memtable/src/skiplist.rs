@@ -51,6 +51,13 @@ use crate::arena::Arena;
 /// efficiency.
 pub(crate) const MAX_HEIGHT: usize = 12;
 
+/// Each level holds about one node in this many of the level below (see `random_height`).
+const BRANCHING: u64 = 4;
+
+/// [`SkipList::estimate_count_before`] starts at the highest level expected to hold at least
+/// this many nodes.
+const ESTIMATE_TOP_NODES: u64 = 256;
+
 /// Bytes of one link.
 const LINK: usize = size_of::<AtomicPtr<u8>>();
 
@@ -491,6 +498,39 @@ impl SkipList {
     ) -> Option<(&[u8], &[u8])> {
         let (_, n) = self.search(before);
         n.map(|n| self.entry(n))
+    }
+
+    /// About how many entries are `before` (`before` must be true for a prefix of the
+    /// list), without visiting them: the walk of a search, counting the nodes it passes at
+    /// each level and multiplying the count by the branching factor (4) at each step down,
+    /// as RocksDB's `InlineSkipList::EstimateCount`. Unlike it, the walk starts at the
+    /// highest level expected to hold [`ESTIMATE_TOP_NODES`] nodes or more rather than at
+    /// the tallest node: a single node of a rare height weighs 4^height entries there, and
+    /// one of height 12 early in a list of 100,000 put a range at 4.4 million. So it costs
+    /// up to about 4 x that many steps at the top and a few per level below, and is off by
+    /// a few percent for counts in the thousands; not for exact small counts.
+    pub(crate) fn estimate_count_before(&self, before: impl Fn(&[u8]) -> bool) -> u64 {
+        let mut x = self.head;
+        let expected_levels = (self.len() as u64 / ESTIMATE_TOP_NODES)
+            .max(1)
+            .ilog(BRANCHING);
+        let mut level = (self.search_height() - 1).min(expected_levels as usize);
+        let mut count = 0u64;
+        loop {
+            match self.next(x, level) {
+                Some(n) if before(self.key(n)) => {
+                    x = n;
+                    count = count.saturating_add(1);
+                }
+                _ => {
+                    if level == 0 {
+                        return count;
+                    }
+                    count = count.saturating_mul(BRANCHING);
+                    level -= 1;
+                }
+            }
+        }
     }
 
     /// The node before the first one that is not `before`; `None` if that is the head.

@@ -94,7 +94,11 @@ impl CfView {
     /// surely put at the limit or more is not walked in the memtables at all (walking up to
     /// the limit in each memtable was most of the cost of the optimizer's estimates in
     /// TPC-C's Payment, whose customer ranges have hundreds of fresh versions in the
-    /// memtable), and the walk stops when the lower bound reaches the limit.
+    /// memtable), and the walk stops when the lower bound reaches the limit. What a
+    /// memtable holds beyond its walk (all of it when none was made) is estimated from its
+    /// skiplist's upper levels (`Memtable::estimate_entries`, into `about` only): without
+    /// it, a table whose rows were all in the memtables had every large range put at the
+    /// limit, and MariaDB preferred an index range over 99% of the rows to a table scan.
     pub(crate) fn approximate_entries(
         &self,
         lower: &[u8],
@@ -108,20 +112,40 @@ impl CfView {
         let target = seek_key(lower, MAX_SEQNO);
         let mut counted = 0u64;
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
-            if total.at_least.saturating_add(counted) >= memtable_limit {
-                break;
-            }
-            let mut it = mem.iter();
-            it.seek(&target)?;
-            while total.at_least.saturating_add(counted) < memtable_limit && it.valid() {
-                if upper.is_some_and(|u| user_key(it.key()) >= u) {
-                    break;
+            // Counted while below the limit; the rest of a memtable (or all of it, once
+            // the limit is reached) is estimated from its skiplist's upper levels, so a
+            // large range that lives in the memtables is not put at the limit.
+            let mut walked = 0u64;
+            let mut stopped_early = true;
+            if total.at_least.saturating_add(counted) < memtable_limit {
+                let mut it = mem.iter();
+                it.seek(&target)?;
+                stopped_early = false;
+                while it.valid() {
+                    if upper.is_some_and(|u| user_key(it.key()) >= u) {
+                        break;
+                    }
+                    if total.at_least.saturating_add(counted + walked) >= memtable_limit {
+                        stopped_early = true;
+                        break;
+                    }
+                    walked += 1;
+                    it.next()?;
                 }
-                counted += 1;
-                it.next()?;
             }
+            counted += walked;
+            let about = if stopped_early {
+                walked.max(mem.estimate_entries(lower, upper))
+            } else {
+                walked
+            };
+            total = total
+                + EntryEstimate {
+                    about,
+                    at_least: walked,
+                };
         }
-        Ok(total + EntryEstimate::exact(counted))
+        Ok(total)
     }
 
     /// Bytes of this column family's tables.

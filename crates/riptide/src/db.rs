@@ -349,7 +349,8 @@ impl Db {
     /// counted while the lower bound ([`EntryEstimate::at_least`], which leaves out each
     /// table's first block of the range) is below `memtable_limit` (so a range the tables
     /// surely put at the limit or more is not walked in the memtables, and no walk goes past
-    /// the limit). Cheap next to an iterator over the range; for query planning, not for
+    /// the limit) and estimated beyond that from the memtables' skiplists (RocksDB's
+    /// `EstimateCount`), into `about` only. Cheap next to an iterator over the range; for query planning, not for
     /// answers. A range of a few keys that crosses a block boundary in a table is put at a
     /// whole block by `about`: decide on `at_least` whether a range is large.
     pub fn approximate_entries_cf(

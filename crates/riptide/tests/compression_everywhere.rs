@@ -30,12 +30,16 @@ fn flushes_and_compactions_write_compressed_tables() {
     let raw: u64 = (0..n).map(|i| 9 + value(i).len() as u64).sum();
     for round in 0..2 {
         for i in 0..n {
-            db.put(format!("k{i:08}").as_bytes(), &value(i + round)).unwrap();
+            db.put(format!("k{i:08}").as_bytes(), &value(i + round))
+                .unwrap();
         }
         db.flush().unwrap();
     }
     let flushed = table_bytes(&db);
-    assert!(flushed < raw, "flushed {flushed} bytes for {raw} raw per copy");
+    assert!(
+        flushed < raw,
+        "flushed {flushed} bytes for {raw} raw per copy"
+    );
     db.compact_range(&db.default_cf(), None).unwrap();
     let compacted = table_bytes(&db);
     assert!(
