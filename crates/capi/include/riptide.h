@@ -103,6 +103,9 @@
 // Session isolation: SERIALIZABLE (runs as repeatable read).
 #define RIPTIDE_HISO_SERIALIZABLE 3
 
+// The most numbers `riptide_htable_set_index_stats` keeps for one table.
+#define RIPTIDE_INDEX_STATS_MAX (1 << 16)
+
 // A bound of a key range in `riptide_lock_info_t`: no bound (the range is open on that
 // side).
 #define RIPTIDE_BOUND_UNBOUNDED 0
@@ -1986,6 +1989,33 @@ enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_
 enum riptide_status_t riptide_htable_refresh_statistics(const struct riptide_htable_t *table,
                                                         uint64_t *rows,
                                                         char **errmsg);
+
+// Stores the caller's `n` numbers `values` about the table's indexes (the MariaDB plugin,
+// at `ANALYZE TABLE`: the row count, then the distinct prefixes of every key part of every
+// index) with the table's counters, persisted before this returns, replacing earlier
+// ones. `riptide_htable_index_stats` returns them, also after a restart, until the table's
+// indexes change (an in-place ADD or DROP INDEX; `ALTER TABLE` that copies and
+// `TRUNCATE` make a new table without them). `InvalidArgument` for more than
+// `RIPTIDE_INDEX_STATS_MAX` numbers or `values` NULL with `n` > 0.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle; `(values, n)` follows the array rule
+// (`ffi_util` module docs); `errmsg` is NULL or writable.
+enum riptide_status_t riptide_htable_set_index_stats(const struct riptide_htable_t *table,
+                                                     const uint64_t *values,
+                                                     size_t n,
+                                                     char **errmsg);
+
+// The numbers `riptide_htable_set_index_stats` stored for the table's current indexes:
+// copies up to `cap` of them into `out` and returns how many there are (0 for none, or
+// for NULL `table`); a return above `cap` means `out` got only the first `cap`.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle; `out` is NULL (then `cap` must be 0) or
+// writable for `cap` `u64`.
+size_t riptide_htable_index_stats(const struct riptide_htable_t *table, uint64_t *out, size_t cap);
 
 // `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table down
 // to the last level, dropping deleted rows and tombstones no snapshot needs. Runs in the

@@ -4,9 +4,10 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
+use riptide::Error;
 use riptide_handler::Table;
 
-use crate::ffi_util::{ErrMsg, Out, arg_ref, destroy_handle, opt_bytes, query};
+use crate::ffi_util::{CResult, ErrMsg, Out, arg_ref, destroy_handle, null_arg, opt_bytes, query};
 use crate::handler_util::hguard;
 use crate::status::riptide_status_t;
 
@@ -261,6 +262,81 @@ pub unsafe extern "C" fn riptide_htable_refresh_statistics(
         }
         Ok(())
     })
+}
+
+/// The most numbers `riptide_htable_set_index_stats` keeps for one table.
+pub const RIPTIDE_INDEX_STATS_MAX: usize = 1 << 16;
+
+/// Stores the caller's `n` numbers `values` about the table's indexes (the MariaDB plugin,
+/// at `ANALYZE TABLE`: the row count, then the distinct prefixes of every key part of every
+/// index) with the table's counters, persisted before this returns, replacing earlier
+/// ones. `riptide_htable_index_stats` returns them, also after a restart, until the table's
+/// indexes change (an in-place ADD or DROP INDEX; `ALTER TABLE` that copies and
+/// `TRUNCATE` make a new table without them). `InvalidArgument` for more than
+/// `RIPTIDE_INDEX_STATS_MAX` numbers or `values` NULL with `n` > 0.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle; `(values, n)` follows the array rule
+/// (`ffi_util` module docs); `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_set_index_stats(
+    table: *const riptide_htable_t,
+    values: *const u64,
+    n: usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `table` and the
+    // optional out-parameter `errmsg`.
+    let (table, errmsg) = unsafe { (arg_ref(table, "table"), ErrMsg::new(errmsg)) };
+    let values: CResult<Vec<u64>> = if n > RIPTIDE_INDEX_STATS_MAX {
+        Err(Error::invalid_argument(format!(
+            "{n} index statistics are more than the {RIPTIDE_INDEX_STATS_MAX} a table keeps"
+        )))
+    } else if n == 0 {
+        Ok(Vec::new())
+    } else if values.is_null() {
+        Err(null_arg("values"))
+    } else {
+        // SAFETY: not NULL, so by the array rule (this function's contract) `values`
+        // points to `n` readable `u64` that nothing writes during the call.
+        Ok(unsafe { std::slice::from_raw_parts(values, n) }.to_vec())
+    };
+    hguard(errmsg, || {
+        table?.table.set_index_stats(values?)?;
+        Ok(())
+    })
+}
+
+/// The numbers `riptide_htable_set_index_stats` stored for the table's current indexes:
+/// copies up to `cap` of them into `out` and returns how many there are (0 for none, or
+/// for NULL `table`); a return above `cap` means `out` got only the first `cap`.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle; `out` is NULL (then `cap` must be 0) or
+/// writable for `cap` `u64`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_index_stats(
+    table: *const riptide_htable_t,
+    out: *mut u64,
+    cap: usize,
+) -> usize {
+    let copy_out = |t: &riptide_htable_t| {
+        let Some(stats) = t.table.index_stats() else {
+            return 0;
+        };
+        if !out.is_null() {
+            for (i, v) in stats.iter().take(cap).enumerate() {
+                // SAFETY: per `# Safety`, a non-NULL `out` is writable for `cap` values, and
+                // `i < cap`.
+                unsafe { out.add(i).write(*v) };
+            }
+        }
+        stats.len()
+    };
+    // SAFETY: per `# Safety`, `table` follows the handle rule of the ffi_util contract.
+    unsafe { query(table, 0, copy_out) }
 }
 
 /// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table down

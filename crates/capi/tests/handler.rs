@@ -438,6 +438,31 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
         );
         assert_eq!(rows, 2);
         assert_eq!(riptide_htable_row_estimate(tab), 2);
+        // ANALYZE's index statistics: none yet; stored, read back whole or in part.
+        assert_eq!(riptide_htable_index_stats(tab, null_mut(), 0), 0);
+        let stats = [2u64, 2, 1];
+        check(
+            riptide_htable_set_index_stats(tab, stats.as_ptr(), stats.len(), &mut err),
+            err,
+        );
+        let mut back = [0u64; 3];
+        assert_eq!(riptide_htable_index_stats(tab, back.as_mut_ptr(), 3), 3);
+        assert_eq!(back, stats);
+        let mut first = [0u64; 1];
+        assert_eq!(riptide_htable_index_stats(tab, first.as_mut_ptr(), 1), 3);
+        assert_eq!(first, [2]);
+        assert_eq!(riptide_htable_index_stats(null(), back.as_mut_ptr(), 3), 0);
+        // NULL with a count, and too many: refused, the stored ones stay.
+        let st = riptide_htable_set_index_stats(tab, null(), 2, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        let many = vec![1u64; RIPTIDE_INDEX_STATS_MAX + 1];
+        let st = riptide_htable_set_index_stats(tab, many.as_ptr(), many.len(), &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        assert_eq!(riptide_htable_index_stats(tab, null_mut(), 0), 3);
         check(riptide_htable_compact(tab, &mut err), err);
         let mut n = 0;
         check(

@@ -493,6 +493,7 @@ impl HandlerEngine {
             autoinc_ceiling: autoinc_start.max(1),
             rowid_ceiling: 1,
             rows: 0,
+            index_stats: None,
         };
         batch.put_cf(&self.store.dd, NEXT_ID_KEY, &format::encode_next_id(after));
         batch.put_cf(

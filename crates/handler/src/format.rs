@@ -443,7 +443,7 @@ pub(crate) fn decode_table(v: &[u8], what: &str) -> Result<TableDef, Error> {
 }
 
 /// The persistent counters of a table (the `C` key's value).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct StoredCounters {
     /// Every auto-increment value below this may have been handed out.
     pub autoinc_ceiling: u64,
@@ -451,6 +451,20 @@ pub(crate) struct StoredCounters {
     pub rowid_ceiling: u64,
     /// The row count estimate.
     pub rows: u64,
+    /// The statistics the caller last stored for the table's indexes, if any.
+    pub index_stats: Option<IndexStats>,
+}
+
+/// Numbers the caller computed about a table's indexes (the MariaDB plugin: `ANALYZE
+/// TABLE`'s row count and distinct key prefixes), opaque to the handler, kept with the ids
+/// of the indexes they describe: once the indexes change (an in-place ADD or DROP INDEX),
+/// they no longer apply and are dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexStats {
+    /// The ids of the table's indexes when the numbers were stored, in table order.
+    pub index_ids: Vec<u32>,
+    /// The caller's numbers.
+    pub values: Vec<u64>,
 }
 
 /// Encodes counters.
@@ -459,24 +473,65 @@ pub(crate) fn encode_counters(c: &StoredCounters) -> Vec<u8> {
     v.extend_from_slice(&c.autoinc_ceiling.to_be_bytes());
     v.extend_from_slice(&c.rowid_ceiling.to_be_bytes());
     v.extend_from_slice(&c.rows.to_be_bytes());
+    // Index statistics follow the 25 bytes of the first format (absent: none stored).
+    if let Some(stats) = &c.index_stats {
+        put_count(&mut v, stats.index_ids.len());
+        for id in &stats.index_ids {
+            v.extend_from_slice(&id.to_be_bytes());
+        }
+        put_count(&mut v, stats.values.len());
+        for n in &stats.values {
+            v.extend_from_slice(&n.to_be_bytes());
+        }
+    }
     v
+}
+
+/// Appends a count as 4 bytes big-endian (counts are far below `u32::MAX`: index ids and
+/// key parts of one table).
+fn put_count(v: &mut Vec<u8>, n: usize) {
+    v.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_be_bytes());
+}
+
+/// Decodes the index statistics after a counters record's first 25 bytes.
+fn decode_index_stats(rest: &[u8]) -> Option<IndexStats> {
+    let ids = usize::try_from(read_u32(rest, 0)?).ok()?;
+    let mut at = 4usize;
+    let mut index_ids = Vec::with_capacity(ids.min(1024));
+    for _ in 0..ids {
+        index_ids.push(read_u32(rest, at)?);
+        at = at.checked_add(4)?;
+    }
+    let n = usize::try_from(read_u32(rest, at)?).ok()?;
+    at = at.checked_add(4)?;
+    let mut values = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        values.push(read_u64(rest, at)?);
+        at = at.checked_add(8)?;
+    }
+    (at == rest.len()).then_some(IndexStats { index_ids, values })
 }
 
 /// Decodes counters.
 pub(crate) fn decode_counters(v: &[u8], table_id: u32) -> Result<StoredCounters, Error> {
-    match (v.len(), v.first()) {
-        (25, Some(&FORMAT_VERSION)) => {}
-        _ => {
-            return Err(Error::corruption(format!(
-                "counters of table id {table_id}: {v:02x?} is malformed"
-            )));
-        }
+    let malformed = || {
+        Error::corruption(format!(
+            "counters of table id {table_id}: {v:02x?} is malformed"
+        ))
+    };
+    if v.len() < 25 || v.first() != Some(&FORMAT_VERSION) {
+        return Err(malformed());
     }
+    let index_stats = match v.get(25..) {
+        Some([]) | None => None,
+        Some(rest) => Some(decode_index_stats(rest).ok_or_else(malformed)?),
+    };
     let get = |at| read_u64(v, at).unwrap_or_default();
     Ok(StoredCounters {
         autoinc_ceiling: get(1),
         rowid_ceiling: get(9),
         rows: get(17),
+        index_stats,
     })
 }
 
@@ -562,13 +617,29 @@ mod tests {
 
     #[test]
     fn counters_round_trip() {
-        let c = StoredCounters {
+        let mut c = StoredCounters {
             autoinc_ceiling: 1 << 40,
             rowid_ceiling: 3,
             rows: 9,
+            index_stats: None,
         };
-        assert_eq!(decode_counters(&encode_counters(&c), 1).unwrap(), c);
+        let plain = encode_counters(&c);
+        assert_eq!(plain.len(), 25);
+        assert_eq!(decode_counters(&plain, 1).unwrap(), c);
+        c.index_stats = Some(IndexStats {
+            index_ids: vec![8, 9],
+            values: vec![1000, 10, 1000, 7],
+        });
+        let with_stats = encode_counters(&c);
+        assert_eq!(decode_counters(&with_stats, 1).unwrap(), c);
         assert!(decode_counters(&[1, 2], 1).is_err());
+        // A cut or padded statistics tail is corruption, not silently dropped.
+        for bad in [&with_stats[..with_stats.len() - 1], &with_stats[..27]] {
+            assert!(decode_counters(bad, 1).is_err());
+        }
+        let mut padded = with_stats.clone();
+        padded.push(0);
+        assert!(decode_counters(&padded, 1).is_err());
         check_version(&version_value()).unwrap();
         assert!(check_version(b"\x02RTDD").is_err());
     }

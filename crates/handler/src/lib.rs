@@ -56,8 +56,8 @@ pub use cursor::{Cursor, CursorMode, CursorRow, Seek};
 pub use engine::HandlerEngine;
 pub use error::{HandlerError, Result};
 pub use format::{
-    DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, MAX_KEY_FORMAT, MAX_PK_LEN,
-    TableDef, decode_secondary_entry, prefix_successor,
+    DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, IndexStats, MAX_KEY_FORMAT,
+    MAX_PK_LEN, TableDef, decode_secondary_entry, prefix_successor,
 };
 pub use introspect::{HandlerLock, LockTarget};
 pub use server_options::{Scope, ServerOption, Target, server_options};

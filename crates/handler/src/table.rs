@@ -10,8 +10,8 @@ use riptide::{ColumnFamily, Db, ReadOptions};
 use crate::capture::ChangeCapture;
 use crate::error::Result;
 use crate::format::{
-    self, IndexDef, IndexKind, StoredCounters, TableDef, be32, counters_key, encode_counters,
-    index_key_range, prefix_successor,
+    self, IndexDef, IndexKind, IndexStats, StoredCounters, TableDef, be32, counters_key,
+    encode_counters, index_key_range, prefix_successor,
 };
 
 /// How many auto-increment values one dictionary write reserves beyond what is asked.
@@ -43,6 +43,9 @@ struct Counters {
     rows_persisted: i64,
     /// Set by DROP / TRUNCATE: the counters record is gone and must not come back.
     dropped: bool,
+    /// The caller's index statistics ([`Table::set_index_stats`]), persisted with the
+    /// counters.
+    index_stats: Option<IndexStats>,
 }
 
 /// An open table. Shared (`Arc`) by every handler and session that uses it; all methods take
@@ -73,6 +76,10 @@ impl Table {
         let primary = def.indexes.first().cloned().ok_or_else(|| {
             riptide::Error::corruption(format!("table id {} has no index", def.table_id))
         })?;
+        // Statistics of another set of indexes (stored before an in-place ADD or DROP
+        // INDEX) describe nothing that exists now.
+        let index_ids: Vec<u32> = def.indexes.iter().map(|i| i.id).collect();
+        let index_stats = stored.index_stats.filter(|s| s.index_ids == index_ids);
         Ok(Table {
             store,
             def,
@@ -84,6 +91,7 @@ impl Table {
                 rowid_ceiling: stored.rowid_ceiling.max(1),
                 rows_persisted: rows,
                 dropped: false,
+                index_stats,
             }),
             rows: AtomicI64::new(rows),
             bulk_forbidden: AtomicBool::new(false),
@@ -412,6 +420,30 @@ impl Table {
         Ok(count)
     }
 
+    /// Stores the caller's numbers about the table's indexes (the MariaDB plugin: `ANALYZE
+    /// TABLE`'s distinct key prefixes) with the table's counters, persisted now, replacing
+    /// earlier ones. [`Table::index_stats`] returns them until the indexes change (an
+    /// in-place ADD or DROP INDEX makes them stale: they are dropped when the table is
+    /// opened with other indexes), the table is truncated, or they are replaced.
+    pub fn set_index_stats(&self, values: Vec<u64>) -> Result<()> {
+        let mut c = self.counters.lock();
+        c.index_stats = Some(IndexStats {
+            index_ids: self.def.indexes.iter().map(|i| i.id).collect(),
+            values,
+        });
+        self.persist_locked(&mut c)
+    }
+
+    /// The numbers [`Table::set_index_stats`] stored for the table's current indexes, if
+    /// any.
+    pub fn index_stats(&self) -> Option<Vec<u64>> {
+        self.counters
+            .lock()
+            .index_stats
+            .as_ref()
+            .map(|s| s.values.clone())
+    }
+
     /// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table to
     /// the last level (`Db::compact_range`), dropping deleted rows, shadowed versions and
     /// tombstones no snapshot needs.
@@ -465,6 +497,7 @@ impl Table {
             autoinc_ceiling: c.autoinc_ceiling,
             rowid_ceiling: c.rowid_ceiling,
             rows: u64::try_from(rows).unwrap_or(0),
+            index_stats: c.index_stats.clone(),
         };
         self.store.db.put_cf(
             &self.store.dd,

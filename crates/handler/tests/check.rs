@@ -238,3 +238,51 @@ fn check_table_after_updates_and_deletes() {
     drop((other, t));
     close(db, engine);
 }
+
+#[test]
+fn index_stats_persist_until_the_indexes_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, engine) = open(dir.path());
+    let t = engine
+        .create_table(b"t", &[primary(), secondary("a", false)], 1)
+        .unwrap();
+    assert_eq!(t.index_stats(), None);
+    t.set_index_stats(vec![150, 150, 7]).unwrap();
+    assert_eq!(t.index_stats(), Some(vec![150, 150, 7]));
+    // Replaced whole by the next ANALYZE.
+    t.set_index_stats(vec![151, 151, 8]).unwrap();
+    drop(t);
+    close(db, engine);
+
+    // Persisted: a restart finds them.
+    let (db, engine) = open(dir.path());
+    let t = engine.open_table(b"t").unwrap().unwrap();
+    assert_eq!(t.index_stats(), Some(vec![151, 151, 8]));
+    // Counters written later (the row estimate's lazy persist) keep them.
+    t.refresh_statistics().unwrap();
+    drop(t);
+    close(db, engine);
+    let (db, engine) = open(dir.path());
+    let t = engine.open_table(b"t").unwrap().unwrap();
+    assert_eq!(t.index_stats(), Some(vec![151, 151, 8]));
+
+    // An index dropped in place: the numbers describe other indexes, and are gone.
+    let build = engine.begin_index_build(b"t", &[]).unwrap();
+    let t2 = engine
+        .commit_index_build(build, &[riptide_handler::IndexSlot::Existing(0)], b"v2")
+        .unwrap();
+    assert_eq!(t2.index_stats(), None);
+    drop((t, t2));
+    close(db, engine);
+    let (db, engine) = open(dir.path());
+    let t = engine.open_table(b"t").unwrap().unwrap();
+    assert_eq!(t.index_stats(), None);
+
+    // TRUNCATE makes a table without them.
+    t.set_index_stats(vec![1, 1]).unwrap();
+    drop(t);
+    let t = engine.truncate_table(b"t").unwrap();
+    assert_eq!(t.index_stats(), None);
+    drop(t);
+    close(db, engine);
+}
