@@ -127,6 +127,8 @@ public:
                                   bool commit) override;
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
   int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
+  /* ANALYZE TABLE's index statistics: the distinct prefixes of every index (ddl.cc). */
+  int analyze_indexes(THD *thd, uint64_t rows);
 
   /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a row stored under
      primary key bytes `pk`. */

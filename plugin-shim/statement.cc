@@ -6,6 +6,7 @@
 #include "sql_class.h"
 #include "sql_lex.h"
 #include "log.h"
+#include <algorithm>
 
 #include "ha_riptide.h"
 #include "riptide_shim.h"
@@ -31,11 +32,37 @@ int ha_riptide::info(uint flag)
   }
   if (flag & HA_STATUS_CONST)
   {
+    /* ANALYZE TABLE's numbers (analyze_indexes): the row count, then the distinct prefixes
+       of every key part of every index, in key order. They apply while the table has the
+       indexes they were counted for (the engine drops them otherwise; the count checks
+       the shape too). Without them: 1 row per value of a whole key, unknown (0) for its
+       prefixes, as before any ANALYZE. */
+    size_t expected= 1;
+    for (uint i= 0; i < table->s->keys; i++)
+      expected+= table->key_info[i].user_defined_key_parts;
+    std::vector<uint64_t> st(expected);
+    bool analyzed= share &&
+                   riptide_htable_index_stats(share->table, st.data(), st.size()) == expected &&
+                   st[0] > 0;
+    size_t at= 1;
     for (uint i= 0; i < table->s->keys; i++)
     {
       KEY *k= &table->key_info[i];
       for (uint j= 0; j < k->ext_key_parts; j++)
-        k->rec_per_key[j]= (j + 1 == k->user_defined_key_parts) ? 1 : 0;
+      {
+        bool last= j + 1 == k->user_defined_key_parts;
+        ulong per_key= last ? 1 : 0;
+        if (analyzed && j < k->user_defined_key_parts)
+        {
+          uint64_t d= st[at + j];
+          /* Rows per distinct value, rounded; a unique key's whole value is one row. */
+          per_key= d ? ulong(std::max<uint64_t>(1, (st[0] + d / 2) / d)) : 1;
+          if (last && (k->flags & HA_NOSAME))
+            per_key= 1;
+        }
+        k->rec_per_key[j]= per_key;
+      }
+      at+= k->user_defined_key_parts;
     }
   }
   if (flag & HA_STATUS_ERRKEY)
