@@ -94,11 +94,12 @@ impl CfView {
     /// surely put at the limit or more is not walked in the memtables at all (walking up to
     /// the limit in each memtable was most of the cost of the optimizer's estimates in
     /// TPC-C's Payment, whose customer ranges have hundreds of fresh versions in the
-    /// memtable), and the walk stops when the lower bound reaches the limit. What a
-    /// memtable holds beyond its walk (all of it when none was made) is estimated from its
-    /// skiplist's upper levels (`Memtable::estimate_entries`, into `about` only): without
-    /// it, a table whose rows were all in the memtables had every large range put at the
-    /// limit, and MariaDB preferred an index range over 99% of the rows to a table scan.
+    /// memtable), and the walk stops when the lower bound reaches the limit. Once a walk
+    /// stops there, what that memtable holds beyond it and what the memtables not walked
+    /// hold is estimated from their skiplists' upper levels (`Memtable::estimate_entries`,
+    /// into `about` only): without it, a table whose rows were all in the memtables had
+    /// every large range put at the limit, and MariaDB preferred an index range over 99%
+    /// of the rows to a table scan.
     pub(crate) fn approximate_entries(
         &self,
         lower: &[u8],
@@ -110,23 +111,29 @@ impl CfView {
             total = total + handle.table()?.approximate_entries(lower, upper)?;
         }
         let target = seek_key(lower, MAX_SEQNO);
+        // The tables alone put the range at the limit: the memtables are left out (as
+        // before: the range is large whatever they add, and this is the common case the
+        // optimizer asks about, so it stays cheap).
+        let tables_suffice = total.at_least >= memtable_limit;
         let mut counted = 0u64;
+        let mut walk_hit_limit = false;
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
-            // Counted while below the limit; the rest of a memtable (or all of it, once
-            // the limit is reached) is estimated from its skiplist's upper levels, so a
-            // large range that lives in the memtables is not put at the limit.
+            if tables_suffice {
+                break;
+            }
+            // Counted while below the limit; once a walk reaches it, the rest of that
+            // memtable and the other memtables are estimated from their skiplists' upper
+            // levels, so a large range that lives in the memtables is not put at the limit.
             let mut walked = 0u64;
-            let mut stopped_early = true;
-            if total.at_least.saturating_add(counted) < memtable_limit {
+            if !walk_hit_limit {
                 let mut it = mem.iter();
                 it.seek(&target)?;
-                stopped_early = false;
                 while it.valid() {
                     if upper.is_some_and(|u| user_key(it.key()) >= u) {
                         break;
                     }
                     if total.at_least.saturating_add(counted + walked) >= memtable_limit {
-                        stopped_early = true;
+                        walk_hit_limit = true;
                         break;
                     }
                     walked += 1;
@@ -134,7 +141,7 @@ impl CfView {
                 }
             }
             counted += walked;
-            let about = if stopped_early {
+            let about = if walk_hit_limit {
                 walked.max(mem.estimate_entries(lower, upper))
             } else {
                 walked

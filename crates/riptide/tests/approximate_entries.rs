@@ -1,6 +1,6 @@
-//! `Db::approximate_entries_cf`: memtable entries counted up to the limit, table entries
-//! estimated from the index blocks, both together after a flush and new writes, and the
-//! bounds respected.
+//! `Db::approximate_entries_cf`: memtable entries counted up to the limit (estimated from
+//! the skiplist beyond it), table entries estimated from the index blocks, both together
+//! after a flush and new writes, and the bounds respected.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use riptide::{Db, Options};
@@ -29,7 +29,13 @@ fn memtables_are_counted_and_tables_estimated() {
         e.about
     };
     assert_eq!(est(&key(100), Some(&key(300)), 10_000), 200);
-    assert_eq!(est(&key(100), Some(&key(300)), 50), 50);
+    // Past the limit the count stops and the rest is estimated from the skiplist: the
+    // lower bound is the count, the estimate near the 200 entries (not the limit).
+    let past = db
+        .approximate_entries_cf(&cf, &key(100), Some(&key(300)), 50)
+        .unwrap();
+    assert_eq!(past.at_least, 50);
+    assert!((100..400).contains(&past.about), "{past:?}");
     assert_eq!(est(&key(3900), None, 10_000), 100);
     assert_eq!(est(&key(300), Some(&key(100)), 10_000), 0);
 
