@@ -2,10 +2,13 @@
 //! `tools/sqlcheck`): its data directory (`mariadb-install-db`), start with the caller's
 //! options and wait for it to answer, SIGKILL, clean shutdown, connections over its socket.
 //!
-//! The server never listens on TCP (`--skip-networking`), loads `ha_riptide.so` from the
-//! plugin folder it is given (copy the plugin there first, so a rebuild of target/plugin
-//! during a run cannot change the server under test) and keeps everything (data, socket,
-//! pid file, error log) under one directory.
+//! By default the server never listens on TCP (`--skip-networking`); a test that needs TCP
+//! (replication: the replica connects to the primary) asks for a port with
+//! [`Server::set_tcp_port`] (one [`free_tcp_port`] finds), and the server then listens on
+//! 127.0.0.1 only. It loads `ha_riptide.so` from the plugin folder it is given (copy the
+//! plugin there first, so a rebuild of target/plugin during a run cannot change the server
+//! under test) and keeps everything (data, socket, pid file, error log) under one
+//! directory.
 
 use std::fs;
 use std::io::{Read as _, Seek as _, SeekFrom};
@@ -27,6 +30,20 @@ pub struct Server {
     child: Option<Child>,
     /// Length of the error log when the running server started (its lines follow).
     log_start: u64,
+    /// TCP port on 127.0.0.1 (None: `--skip-networking`).
+    tcp_port: Option<u16>,
+}
+
+/// A TCP port on 127.0.0.1 that is free now: the kernel's pick for a listener bound to port
+/// 0, released before returning (another process could take it before the server binds it;
+/// then the server fails to start and says so in its log).
+pub fn free_tcp_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .context("binding a TCP listener on 127.0.0.1 to find a free port")?;
+    Ok(listener
+        .local_addr()
+        .context("the address of a TCP listener on 127.0.0.1")?
+        .port())
 }
 
 fn is_root() -> bool {
@@ -50,6 +67,7 @@ impl Server {
             maturity: maturity.to_string(),
             child: None,
             log_start: 0,
+            tcp_port: None,
         };
         if s.socket().as_os_str().len() >= 100 {
             bail!(
@@ -64,6 +82,18 @@ impl Server {
             );
         }
         Ok(s)
+    }
+
+    /// From the next start on, listen on 127.0.0.1:`port` (`--port`, `--bind-address`)
+    /// instead of `--skip-networking`; `None` goes back to no TCP (the default). The socket
+    /// stays, and [`Server::connect`] keeps using it.
+    pub fn set_tcp_port(&mut self, port: Option<u16>) {
+        self.tcp_port = port;
+    }
+
+    /// The TCP port set with [`Server::set_tcp_port`], if any.
+    pub fn tcp_port(&self) -> Option<u16> {
+        self.tcp_port
     }
 
     /// The data directory.
@@ -138,8 +168,8 @@ impl Server {
     }
 
     /// Starts `mariadbd` with the options `args` (besides the data directory, socket, pid
-    /// file, error log, `--skip-networking` and the plugin's folder, maturity and load) and
-    /// returns at once (no wait for readiness).
+    /// file, error log, `--skip-networking` or the TCP port of [`Server::set_tcp_port`], and
+    /// the plugin's folder, maturity and load) and returns at once (no wait for readiness).
     pub fn spawn(&mut self, args: &[String]) -> Result<()> {
         if self.child.is_some() {
             bail!("internal: the server is already running");
@@ -151,9 +181,14 @@ impl Server {
             .arg(format!("--datadir={}", self.datadir().display()))
             .arg(format!("--socket={}", self.socket().display()))
             .arg(format!("--pid-file={}", self.pid_file().display()))
-            .arg(format!("--log-error={}", self.error_log().display()))
-            .arg("--skip-networking")
-            .arg(format!("--plugin-dir={}", self.plugin_dir.display()))
+            .arg(format!("--log-error={}", self.error_log().display()));
+        match self.tcp_port {
+            None => d.arg("--skip-networking"),
+            Some(port) => d
+                .arg(format!("--port={port}"))
+                .arg("--bind-address=127.0.0.1"),
+        };
+        d.arg(format!("--plugin-dir={}", self.plugin_dir.display()))
             .arg("--plugin-load-add=ha_riptide.so")
             .arg(format!("--plugin-maturity={}", self.maturity))
             .args(args);
