@@ -284,5 +284,18 @@ maria_declare_plugin(riptide){
      nullptr,
      nullptr,
      "0.1",
+     MariaDB_PLUGIN_MATURITY_EXPERIMENTAL},
+    {MYSQL_INFORMATION_SCHEMA_PLUGIN,
+     &riptide_i_s_descriptor,
+     "RIPTIDE_TABLES",
+     "The Riptide authors",
+     "Riptide: every index of every table, with its size on disk by level",
+     PLUGIN_LICENSE_GPL,
+     riptide_i_s_tables_init,
+     riptide_i_s_deinit,
+     0x0001,
+     nullptr,
+     nullptr,
+     "0.1",
      MariaDB_PLUGIN_MATURITY_EXPERIMENTAL} maria_declare_plugin_end;
 #pragma GCC visibility pop

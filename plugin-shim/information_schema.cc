@@ -14,6 +14,9 @@
                    request waits for.
   RIPTIDE_COMPACTIONS the flushes and compactions running now and the last 100 finished:
                    kind, reason, column family, levels, files, bytes in and out, state, timing.
+  RIPTIDE_TABLES   every index of every RIPTIDE table: its kind, the table's row estimate,
+                   and the bytes of table files holding its keys on each level (L0..L6, the
+                   levels below L6 added to L6) and in all (riptide_handler_tables).
   RIPTIDE_DEADLOCKS the last DEADLOCK_HISTORY deadlocks (and write conflicts) whose victim
                    was rolled back: when, the victim's connection and statement, and the
                    engine's account of the cycle (riptide_record_deadlock, ha_riptide.cc).
@@ -27,6 +30,7 @@
 #include "sql_table.h"
 #include "tztime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -431,6 +435,87 @@ int riptide_compactions_fill(THD *thd, TABLE_LIST *tables, Item *)
   return res;
 }
 
+/* ---- RIPTIDE_TABLES ------------------------------------------------------------------- */
+
+/* The levels RIPTIDE_TABLES shows one column each (the engine's default 7); deeper levels
+   are added to the last. */
+constexpr size_t TABLE_LEVEL_COLUMNS= 7;
+
+ST_FIELD_INFO riptide_tables_fields[]= {
+    Show::Column("TABLE_SCHEMA", Show::Varchar(NAME_CHAR_LEN), NOT_NULL),
+    Show::Column("TABLE_NAME", Show::Varchar(NAME_CHAR_LEN), NOT_NULL),
+    Show::Column("INDEX_NAME", Show::Varchar(NAME_CHAR_LEN), NOT_NULL),
+    Show::Column("INDEX_ID", Show::ULong(), NOT_NULL),
+    Show::Column("INDEX_TYPE", Show::Varchar(16), NOT_NULL),
+    Show::Column("IS_UNIQUE", Show::Varchar(3), NOT_NULL),
+    Show::Column("KEY_PARTS", Show::ULong(), NOT_NULL),
+    Show::Column("TABLE_ROWS", Show::ULonglong(), NOT_NULL),
+    Show::Column("L0_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L1_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L2_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L3_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L4_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L5_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("L6_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::Column("TOTAL_BYTES", Show::ULonglong(), NOT_NULL),
+    Show::CEnd()};
+
+enum Tables_column
+{
+  TBL_SCHEMA,
+  TBL_NAME,
+  TBL_INDEX,
+  TBL_INDEX_ID,
+  TBL_TYPE,
+  TBL_UNIQUE,
+  TBL_KEY_PARTS,
+  TBL_ROWS,
+  TBL_L0
+};
+
+int riptide_tables_fill(THD *thd, TABLE_LIST *tables, Item *)
+{
+  if (!riptide_handler)
+    return 0;
+  char *err= nullptr;
+  riptide_table_list_t *list= nullptr;
+  riptide_status_t st= riptide_handler_tables(riptide_handler, &list, &err);
+  if (st != RIPTIDE_OK)
+    return engine_failure("listing tables", st, err);
+  TABLE *table= tables->table;
+  Field **field= table->field;
+  int res= 0;
+  for (size_t i= 0; i < riptide_table_list_count(list) && !res; i++)
+  {
+    const riptide_table_index_info_t *t= riptide_table_list_at(list, i);
+    if (!t)
+      break;
+    std::string schema, name;
+    split_table_name(t->table, &schema, &name);
+    field[TBL_SCHEMA]->store(schema.data(), schema.size(), system_charset_info);
+    field[TBL_NAME]->store(name.data(), name.size(), system_charset_info);
+    store_text(field[TBL_INDEX], t->index);
+    field[TBL_INDEX_ID]->store(longlong(t->index_id), true);
+    store_text(field[TBL_TYPE], t->kind);
+    store_text(field[TBL_UNIQUE], t->unique ? "YES" : "NO");
+    field[TBL_KEY_PARTS]->store(longlong(t->key_parts), true);
+    field[TBL_ROWS]->store(longlong(t->rows), true);
+    unsigned long long by_level[TABLE_LEVEL_COLUMNS]= {0};
+    unsigned long long total= 0;
+    for (size_t l= 0; l < t->levels; l++)
+    {
+      by_level[std::min(l, TABLE_LEVEL_COLUMNS - 1)]+= t->level_bytes[l];
+      total+= t->level_bytes[l];
+    }
+    for (size_t l= 0; l < TABLE_LEVEL_COLUMNS; l++)
+      field[TBL_L0 + l]->store(longlong(by_level[l]), true);
+    field[TBL_L0 + TABLE_LEVEL_COLUMNS]->store(longlong(total), true);
+    res= schema_table_store_record(thd, table);
+  }
+  riptide_table_list_destroy(list);
+  return res;
+}
+
 /* ---- RIPTIDE_DEADLOCKS ---------------------------------------------------------------- */
 
 /* One victim of a deadlock or write conflict. */
@@ -509,6 +594,14 @@ int riptide_i_s_compactions_init(void *p)
   ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
   schema->fields_info= riptide_compactions_fields;
   schema->fill_table= riptide_compactions_fill;
+  return 0;
+}
+
+int riptide_i_s_tables_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= riptide_tables_fields;
+  schema->fill_table= riptide_tables_fill;
   return 0;
 }
 

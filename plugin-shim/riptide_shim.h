@@ -54,6 +54,7 @@ int riptide_i_s_trx_init(void *p);
 int riptide_i_s_locks_init(void *p);
 int riptide_i_s_deadlocks_init(void *p);
 int riptide_i_s_compactions_init(void *p);
+int riptide_i_s_tables_init(void *p);
 /* Records a victim for information_schema.RIPTIDE_DEADLOCKS: connection `thd` was rolled
    back for a deadlock (or, with `conflict`, a write conflict); `detail` is the engine's
    message (the cycle and what each transaction on it waits for). */

@@ -323,6 +323,9 @@ typedef struct riptide_options_t riptide_options_t;
 // compaction discard versions only it could see). May be shared between threads.
 typedef struct riptide_snapshot_t riptide_snapshot_t;
 
+// The indexes of every table (opaque): made by `riptide_handler_tables`.
+typedef struct riptide_table_list_t riptide_table_list_t;
+
 // The open transactions of a database (opaque): made by `riptide_db_transactions`, read
 // with `riptide_trx_list_count` / `riptide_trx_list_at`, freed by
 // `riptide_trx_list_destroy`.
@@ -608,6 +611,30 @@ typedef union riptide_stat_value_t {
     // The value of a `RIPTIDE_STAT_RATIO`.
     double ratio;
 } riptide_stat_value_t;
+
+// One index of one table (see `riptide_handler_tables`). Strings and the level array
+// belong to the list and live until it is destroyed.
+typedef struct riptide_table_index_info_t {
+    // The table's name as the caller created it (MariaDB: `./db/table`).
+    const char *table;
+    // The index's name.
+    const char *index;
+    // The index's id (the 4-byte prefix of its keys).
+    uint32_t index_id;
+    // `PRIMARY`, `HIDDEN_PRIMARY` or `SECONDARY`.
+    const char *kind;
+    // Whether duplicates are refused.
+    bool unique;
+    // Number of key parts.
+    uint16_t key_parts;
+    // The table's row estimate (the same on every index of the table).
+    uint64_t rows;
+    // Bytes of table files holding the index's keys, per level (`[0]` is L0): `levels`
+    // values.
+    const uint64_t *level_bytes;
+    // Number of values in `level_bytes`.
+    size_t levels;
+} riptide_table_index_info_t;
 
 // A two-phase-commit transaction id as X/Open XA (and MariaDB's `XID`) define it. Only the
 // first `gtrid_len` bytes of `gtrid` and `bqual_len` bytes of `bqual` are meaningful; the
@@ -2500,6 +2527,43 @@ enum riptide_status_t riptide_stats_report(struct riptide_db_t *db, char **repor
 // The name of status code `code` (`"RIPTIDE_CONFLICT"`...), or `"RIPTIDE_UNKNOWN_STATUS"`
 // for a value that is not a status. The string is static: never free it.
 const char *riptide_status_name(int32_t code);
+
+// Lists every index of every table of the handler layer's dictionary, tables in name
+// order, each with the table's row estimate and the bytes of table files holding the
+// index's keys per level (from the files' index blocks; memtables not counted). Opens
+// each table. On success `*list` is a new list to free with `riptide_table_list_destroy`;
+// on failure it is NULL.
+//
+// # Safety
+//
+// `handler` is NULL or a live handler engine; `list` is writable; `errmsg` is NULL or
+// writable.
+enum riptide_status_t riptide_handler_tables(const struct riptide_handler_t *handler,
+                                             struct riptide_table_list_t **list,
+                                             char **errmsg);
+
+// How many indexes `list` holds (0 for NULL).
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+size_t riptide_table_list_count(const struct riptide_table_list_t *list);
+
+// Index `index` of `list` (NULL past the end or for a NULL list); valid until the list is
+// destroyed.
+//
+// # Safety
+//
+// `list` is NULL or a live list.
+const struct riptide_table_index_info_t *riptide_table_list_at(const struct riptide_table_list_t *list,
+                                                               size_t index);
+
+// Frees a list of `riptide_handler_tables` (NULL: nothing).
+//
+// # Safety
+//
+// `list` is NULL or a live list, not used afterwards.
+void riptide_table_list_destroy(struct riptide_table_list_t *list);
 
 // Begins a transaction with `options` (NULL for the defaults; they are copied) and stores
 // it in `*txn`.

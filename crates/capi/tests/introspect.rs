@@ -164,3 +164,55 @@ fn background_jobs_are_listed() {
         expect(st, err, INVALID, "`db`");
     }
 }
+
+#[test]
+fn tables_are_listed_with_their_indexes_and_sizes() {
+    let t = TestHandler::open();
+    let mut err = null_mut();
+    // Enough rows for each index to span data blocks (sizes are at a block's resolution).
+    let s = t.begin();
+    for i in 0..3000u32 {
+        t.insert(s, format!("row{i:06}").as_bytes());
+    }
+    // SAFETY: the handles are live; the out-parameters are locals; the lists are read
+    // before they are destroyed.
+    unsafe {
+        check(riptide_hsession_commit(s, &mut err), err);
+        riptide_hsession_destroy(s);
+        // Flushed and compacted: the rows are in table files.
+        check(riptide_htable_compact(t.tab, &mut err), err);
+        let mut list = null_mut();
+        check(riptide_handler_tables(t.h, &mut list, &mut err), err);
+        assert_eq!(riptide_table_list_count(list), 2);
+        let p = &*riptide_table_list_at(list, 0);
+        let s = &*riptide_table_list_at(list, 1);
+        assert!(riptide_table_list_at(list, 2).is_null());
+        assert_eq!(text(p.table).as_deref(), Some("./db/t"));
+        assert_eq!(text(p.index).as_deref(), Some("PRIMARY"));
+        assert_eq!(text(p.kind).as_deref(), Some("PRIMARY"));
+        assert!(p.unique);
+        assert_eq!(text(s.index).as_deref(), Some("s"));
+        assert_eq!(text(s.kind).as_deref(), Some("SECONDARY"));
+        assert!(!s.unique);
+        assert_ne!(p.index_id, s.index_id);
+        assert_eq!((p.rows, s.rows), (3004, 3004));
+        for info in [p, s] {
+            assert!(info.levels >= 2, "{info:?}");
+            let levels = std::slice::from_raw_parts(info.level_bytes, info.levels);
+            let total: u64 = levels.iter().sum();
+            assert!(total > 0, "{levels:?}");
+        }
+        riptide_table_list_destroy(list);
+
+        // NULL arguments: refused with the parameter's name.
+        let st = riptide_handler_tables(std::ptr::null(), &mut list, &mut err);
+        expect(st, err, INVALID, "handler");
+        assert!(list.is_null());
+        err = null_mut();
+        let st = riptide_handler_tables(t.h, null_mut(), &mut err);
+        expect(st, err, INVALID, "list");
+        assert_eq!(riptide_table_list_count(std::ptr::null()), 0);
+        assert!(riptide_table_list_at(std::ptr::null(), 0).is_null());
+        riptide_table_list_destroy(null_mut());
+    }
+}

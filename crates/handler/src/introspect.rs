@@ -2,6 +2,8 @@
 //! lock of [`riptide::Db::lock_table`] with the table and index its key belongs to (read from
 //! the data dictionary), what kind of key it is, the key without its index id, and the owner
 //! of the transaction (MariaDB: the connection id, from [`riptide::Db::transactions`]).
+//! Also every table's indexes with their sizes on disk by level, for
+//! `information_schema.RIPTIDE_TABLES` ([`HandlerEngine::table_indexes`]).
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -11,7 +13,7 @@ use riptide::{LockKind, LockMode};
 
 use crate::engine::HandlerEngine;
 use crate::error::Result;
-use crate::format::{LOCK_TAG, WRITE_LOCK_TAG};
+use crate::format::{IndexKind, LOCK_TAG, WRITE_LOCK_TAG};
 
 /// What the key of a [`HandlerLock`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,5 +201,58 @@ impl HandlerEngine {
             })
             .collect();
         Ok((locks, table.truncated))
+    }
+}
+
+/// One index of one table, as `information_schema.RIPTIDE_TABLES` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableIndexInfo {
+    /// The table's name as the caller created it (MariaDB: `./db/table`).
+    pub table: Vec<u8>,
+    /// The index's name.
+    pub index: String,
+    /// The index's id (the 4-byte prefix of its keys).
+    pub index_id: u32,
+    /// Primary key, hidden primary key or secondary index.
+    pub kind: IndexKind,
+    /// Whether duplicates are refused.
+    pub unique: bool,
+    /// Number of key parts.
+    pub key_parts: u16,
+    /// The table's row estimate (the same on every index of the table).
+    pub rows: u64,
+    /// Bytes of table files holding the index's keys, per level (`[0]` is L0).
+    pub level_bytes: Vec<u64>,
+}
+
+impl HandlerEngine {
+    /// Every index of every table of the dictionary, tables in name order, indexes in table
+    /// order: the row estimate and the bytes on disk by level
+    /// ([`crate::Table::index_bytes_by_level`], from index blocks). Opens each table (as a
+    /// statement would); a table dropped meanwhile is left out. Reads the dictionary and one
+    /// or two index blocks per file of each index's key range: meant for a DBA's query, not
+    /// per-row work.
+    pub fn table_indexes(&self) -> Result<Vec<TableIndexInfo>> {
+        let mut out = Vec::new();
+        for name in self.table_names()? {
+            let Some(table) = self.open_table(&name)? else {
+                continue;
+            };
+            let rows = table.row_estimate();
+            for n in 0..table.index_count() {
+                let def = table.index(n)?;
+                out.push(TableIndexInfo {
+                    table: name.clone(),
+                    index: def.name.clone(),
+                    index_id: def.id,
+                    kind: def.kind,
+                    unique: def.unique,
+                    key_parts: def.key_parts,
+                    rows,
+                    level_bytes: table.index_bytes_by_level(n)?,
+                });
+            }
+        }
+        Ok(out)
     }
 }

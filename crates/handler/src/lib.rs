@@ -59,7 +59,7 @@ pub use format::{
     DD_CF_NAME, FORMAT_VERSION, IndexDef, IndexKind, IndexSpec, IndexStats, MAX_KEY_FORMAT,
     MAX_PK_LEN, TableDef, decode_secondary_entry, prefix_successor,
 };
-pub use introspect::{HandlerLock, LockTarget};
+pub use introspect::{HandlerLock, LockTarget, TableIndexInfo};
 pub use server_options::{Scope, ServerOption, Target, server_options};
 pub use session::{Isolation, RowLock, SecondaryKey, Session, SessionOptions};
 pub use table::{AUTOINC_RESERVE, ROWID_RESERVE, Table};

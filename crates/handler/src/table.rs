@@ -444,6 +444,17 @@ impl Table {
             .map(|s| s.values.clone())
     }
 
+    /// About how many bytes of table files hold index `n`'s keys, per level of the engine
+    /// (`[0]` is L0; [`riptide::Db::approximate_bytes_by_level_cf`]; what the memtables
+    /// hold is not counted).
+    pub fn index_bytes_by_level(&self, n: usize) -> Result<Vec<u64>> {
+        let (lo, hi) = index_key_range(self.index(n)?.id);
+        Ok(self
+            .store
+            .db
+            .approximate_bytes_by_level_cf(&self.store.data, &lo, Some(&hi))?)
+    }
+
     /// `OPTIMIZE TABLE`: flushes and compacts the key range of every index of the table to
     /// the last level (`Db::compact_range`), dropping deleted rows, shadowed versions and
     /// tombstones no snapshot needs.

@@ -155,6 +155,51 @@ impl CfView {
         Ok(total)
     }
 
+    /// About how many bytes of table files hold keys from `lower` (inclusive) to `upper`
+    /// (exclusive; `None`: no end), per level (`[0]` is L0; one entry per level of the
+    /// view): a file wholly inside the range counts whole, one that straddles a bound by the
+    /// data-block offsets of the bounds in its index block
+    /// ([`riptide_sstable::Table::approximate_offset_of`], RocksDB's approximate sizes).
+    /// Reads index blocks only.
+    pub(crate) fn approximate_bytes_by_level(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+    ) -> Result<Vec<u64>> {
+        let levels = self.levels();
+        let mut bytes = vec![0u64; levels.len()];
+        for (n, level) in levels.iter().enumerate() {
+            let files: Box<dyn Iterator<Item = &Arc<TableHandle>>> = if n == 0 {
+                Box::new(Self::l0_within(level, Some(lower), upper))
+            } else {
+                Box::new(Self::run_within(level, Some(lower), upper).iter())
+            };
+            for h in files {
+                let starts_inside = h.meta.smallest_user_key() >= lower;
+                let ends_inside = upper.is_none_or(|u| h.meta.ends_before(u));
+                let share = if starts_inside && ends_inside {
+                    h.meta.file_size
+                } else {
+                    let table = h.table()?;
+                    let start = if starts_inside {
+                        0
+                    } else {
+                        table.approximate_offset_of(lower)?
+                    };
+                    let end = match upper {
+                        Some(u) if !ends_inside => table.approximate_offset_of(u)?,
+                        _ => h.meta.file_size,
+                    };
+                    end.saturating_sub(start)
+                };
+                if let Some(b) = bytes.get_mut(n) {
+                    *b = b.saturating_add(share);
+                }
+            }
+        }
+        Ok(bytes)
+    }
+
     /// Bytes of this column family's tables.
     pub(crate) fn table_bytes(&self) -> u64 {
         self.levels()

@@ -367,6 +367,23 @@ impl Db {
             .approximate_entries(lower, upper, memtable_limit)
     }
 
+    /// About how many bytes of table files (on disk: flushed and compacted data, every
+    /// version and tombstone) hold keys of `cf` from `lower` (inclusive) to `upper`
+    /// (exclusive; `None`: the end), per level (`[0]` is L0; as many entries as the column
+    /// family has levels). Files wholly inside the range count whole; a file that straddles
+    /// a bound is cut at the data block the bound falls in (RocksDB's approximate sizes).
+    /// Reads index blocks only; memtables are not counted.
+    pub fn approximate_bytes_by_level_cf(
+        &self,
+        cf: &ColumnFamily,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+    ) -> Result<Vec<u64>> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        cf.data.view().approximate_bytes_by_level(lower, upper)
+    }
+
     /// Begins a transaction (see [`crate::transaction`] for isolation levels, optimistic and
     /// pessimistic concurrency, savepoints and two-phase commit).
     ///
