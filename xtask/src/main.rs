@@ -9,6 +9,7 @@ mod fuzz;
 mod mariadb;
 mod mariadb_backup;
 mod mariadb_crash;
+mod mariadb_replication;
 mod pgo;
 mod sqlcheck;
 mod sysbench;
@@ -34,8 +35,9 @@ enum Verb {
     /// a 2-minute crash test (`crash`), 20 seconds of each fuzz target (`fuzz`), then the
     /// MariaDB plugin build and its mtr suites (installs MariaDB if missing), a short run of
     /// the differential SQL tester (`sqlcheck`), two rounds of the MariaDB crash test
-    /// (`crash --mariadb`), five checkpoints of the online backup test (`backup-test`), and the benchmarks in their `--quick` form (`bench`,
-    /// `sysbench`, `tpcc`, `ibench`).
+    /// (`crash --mariadb`), five checkpoints of the online backup test (`backup-test`), two
+    /// rounds of the replication test (`replication`), and the benchmarks in their `--quick`
+    /// form (`bench`, `sysbench`, `tpcc`, `ibench`).
     Test {
         /// Skip `cargo fmt --check` and clippy (for a quick local loop).
         #[arg(long)]
@@ -132,6 +134,35 @@ enum Verb {
         /// Seed of the load (default: from the clock; printed for replay).
         #[arg(long)]
         seed: Option<u64>,
+    },
+    /// The MariaDB-level replication test (tools/mariadb-replication): a primary and a GTID
+    /// replica (4 optimistic parallel threads, `gtid_pos_auto_engines=RIPTIDE`) with RIPTIDE
+    /// tables under a write load with a ledger; each round kills the replica and the primary
+    /// with SIGKILL (alternating which goes first) and restarts them; then the replica must
+    /// catch up and every table must have the same CHECKSUM TABLE and row count on both,
+    /// with CHECK TABLE passing and every acknowledged transaction present. Ends with the
+    /// replica's apply rate.
+    Replication {
+        /// Rounds per engine.
+        #[arg(long, default_value_t = 6)]
+        rounds: u32,
+        /// Seed of the load and the kill moments (default: from the clock; printed for replay).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Engines to run the test with, one after the other, comma-separated: `riptide`
+        /// (default), `innodb` (`riptide,innodb` compares the replica's apply rate).
+        #[arg(long, value_delimiter = ',')]
+        engines: Vec<String>,
+        /// Seconds of load per round.
+        #[arg(long, default_value_t = 9.0)]
+        round_seconds: f64,
+        /// Seconds of load for the apply-rate measurement at the end (0: none).
+        #[arg(long, default_value_t = 10.0)]
+        apply_seconds: f64,
+        /// Extra arguments for riptide-mariadb-replication (after `--`), e.g.
+        /// `-- --parallel-mode conservative` (`-- --help` lists them).
+        #[arg(last = true)]
+        args: Vec<String>,
     },
     /// The randomized differential SQL tester (tools/sqlcheck): random statements and
     /// two-session schedules on RIPTIDE and InnoDB tables in one private server, every
@@ -352,6 +383,9 @@ fn test(no_lint: bool) -> Result<()> {
     // The online backup test in short form: five checkpoints under load, each restored in a
     // second server and verified (`cargo xtask backup-test` takes 20).
     mariadb_backup::backup_test(5, 1000, None)?;
+    // The replication test in short form: a primary and a parallel replica, two rounds of
+    // 3 s of load, each killing both (`cargo xtask replication` runs 6 of 9 s).
+    mariadb_replication::replication(2, None, &[], 3.0, 2.0, Vec::new())?;
     // The side-by-side benchmarks in their small form (issues 7 and 17), as smoke tests of
     // the whole pipeline, not measurements: the library suite on Riptide and fjall (built
     // with the tests' profile, whose artifacts the test build above already made, instead of
@@ -524,6 +558,21 @@ fn main() -> Result<()> {
             interval_ms,
             seed,
         } => mariadb_backup::backup_test(checkpoints, interval_ms, seed),
+        Verb::Replication {
+            rounds,
+            seed,
+            engines,
+            round_seconds,
+            apply_seconds,
+            args,
+        } => mariadb_replication::replication(
+            rounds,
+            seed,
+            &engines,
+            round_seconds,
+            apply_seconds,
+            args,
+        ),
         Verb::Crash {
             minutes,
             seed,
