@@ -116,6 +116,9 @@ struct Run {
     /// The apply-rate phase: transactions the primary committed with the replica's SQL
     /// thread stopped, the load's duration, and how long the replica took to apply them.
     apply: Option<(u64, Duration, Duration)>,
+    /// During the apply-rate phase, per transaction applied: the replica engine's log syncs
+    /// (`Riptide_wal_syncs` or `Innodb_data_fsyncs`) and its binary log group commits.
+    apply_syncs: Option<(f64, f64)>,
     /// `[ERROR]` lines of the servers' logs (all their starts), besides the expected ones.
     log_errors: Vec<String>,
 }
@@ -483,10 +486,17 @@ fn apply_rate(
     let target = pair.primary_pos()?;
     pair.wait_fetched(&target, timeout)?;
     let from = pair.replica_pos()?;
+    let syncs_before = sync_counters(&mut r, pair.engine())?;
     r.query_drop("START SLAVE SQL_THREAD")
         .context("START SLAVE SQL_THREAD")?;
     let took = pair.wait_applied(&target, timeout, Duration::from_secs(cli.stall_seconds))?;
+    let syncs_after = sync_counters(&mut r, pair.engine())?;
     let applied = target.total().saturating_sub(from.total());
+    let per = |after: u64, before: u64| after.saturating_sub(before) as f64 / applied.max(1) as f64;
+    run.apply_syncs = Some((
+        per(syncs_after.0, syncs_before.0),
+        per(syncs_after.1, syncs_before.1),
+    ));
     let mut c = pair.replica.connect(None)?;
     check_ledger(&mut c, progress, "replica")?;
     compare_servers(pair, run)?;
@@ -494,6 +504,26 @@ fn apply_rate(
     run.load_time += loaded;
     run.apply = Some((applied, loaded, took));
     Ok(())
+}
+
+/// The engine's log syncs (`Riptide_wal_syncs`, or `Innodb_data_fsyncs` for InnoDB) and
+/// `Binlog_group_commits` of a server.
+fn sync_counters(c: &mut mysql::Conn, engine: Engine) -> Result<(u64, u64)> {
+    let name = match engine {
+        Engine::Riptide => "Riptide_wal_syncs",
+        Engine::Innodb => "Innodb_data_fsyncs",
+    };
+    let rows: Vec<(String, u64)> = c
+        .query(format!(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('{name}', 'Binlog_group_commits')"
+        ))
+        .context("reading the replica's sync counters")?;
+    let get = |n: &str| {
+        rows.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .map_or(0, |(_, v)| *v)
+    };
+    Ok((get(name), get("Binlog_group_commits")))
 }
 
 fn median(v: &[Duration]) -> Duration {
@@ -567,6 +597,13 @@ fn print_summary(engine: Engine, mode: ParallelMode, run: &Run) {
             secs(took),
             mode.name()
         );
+        if let Some((engine_syncs, groups)) = run.apply_syncs {
+            println!(
+                "                        per transaction applied: {engine_syncs:.2} {} log syncs, \
+                 {groups:.2} binary log group commits",
+                engine.table_engine()
+            );
+        }
     }
     println!(
         "  verified              {} table comparisons (CHECKSUM TABLE, row count, CHECK TABLE \
