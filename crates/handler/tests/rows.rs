@@ -427,7 +427,9 @@ fn estimates_count_range_keys_and_rows() {
     assert_eq!(t.estimate_range(0, &[10], Some(&[20]), 1000).unwrap(), 10);
     assert_eq!(t.estimate_range(1, &[3], Some(&[4]), 1000).unwrap(), 10);
     assert_eq!(t.estimate_range(1, &[], None, 1000).unwrap(), 100);
-    assert_eq!(t.estimate_range(1, &[], None, 50).unwrap(), 50);
+    // Past the limit the count stops at 50 and the memtable's skiplist estimates the rest
+    // (exact for a list this small: the estimate walks its bottom level).
+    assert_eq!(t.estimate_range(1, &[], None, 50).unwrap(), 100);
     assert_eq!(t.estimate_range(1, &[5], Some(&[5]), 1000).unwrap(), 0);
     drop((t, s));
     close(db, engine);
