@@ -111,16 +111,15 @@ impl CfView {
             total = total + handle.table()?.approximate_entries(lower, upper)?;
         }
         let target = seek_key(lower, MAX_SEQNO);
-        // The tables alone put the range at the limit: the memtables are left out (as
-        // before: the range is large whatever they add, and this is the common case the
-        // optimizer asks about, so it stays cheap).
-        let tables_suffice = total.at_least >= memtable_limit;
+        // The tables alone put the range at the limit: the memtables are left out (the
+        // range is large whatever they add, and this is the common case the optimizer asks
+        // about, so it stays cheap).
+        if total.at_least >= memtable_limit {
+            return Ok(total);
+        }
         let mut counted = 0u64;
         let mut walk_hit_limit = false;
         for mem in std::iter::once(&self.mem).chain(self.imms.iter()) {
-            if tables_suffice {
-                break;
-            }
             // Counted while below the limit; once a walk reaches it, the rest of that
             // memtable and the other memtables are estimated from their skiplists' upper
             // levels, so a large range that lives in the memtables is not put at the limit.
