@@ -440,8 +440,10 @@ int ha_riptide::analyze(THD *thd, HA_CHECK_OPT *)
   if (int error= analyze_indexes(thd, rows))
   {
     push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
-                        "RIPTIDE: the index statistics failed (error %d): %s", error,
-                        last_error.c_str());
+                        "RIPTIDE: the index statistics of %s failed (handler error %d)%s%s",
+                        table->s->table_name.str, error,
+                        error == HA_ERR_RIPTIDE ? ": " : "",
+                        error == HA_ERR_RIPTIDE ? last_error.c_str() : "");
     return HA_ADMIN_FAILED;
   }
   info(HA_STATUS_VARIABLE | HA_STATUS_CONST);
