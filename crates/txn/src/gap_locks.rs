@@ -43,6 +43,15 @@ use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::lock_manager::TxnId;
 use crate::lock_table::{LockInfo, LockKind, LockTable};
 use crate::wait_for::{DeadlockFound, WaitForGraph};
+use crate::wait_observer::ObserverSlot;
+
+/// What an insert-intention wait works with besides the gap table: the deadlock detector
+/// (when on), the lock manager's wait observer, and the flag that may end it early.
+pub(crate) struct IntentionWait<'a> {
+    pub(crate) graph: Option<&'a WaitForGraph>,
+    pub(crate) observer: &'a ObserverSlot,
+    pub(crate) interrupt: Option<&'a Interrupt>,
+}
 
 /// The id of one gap lock, unique within its lock manager.
 pub type GapLockId = u64;
@@ -361,13 +370,17 @@ impl GapTable {
 
     pub(crate) fn insert_intention(
         &self,
-        graph: Option<&WaitForGraph>,
+        wait: IntentionWait<'_>,
         txn: TxnId,
         cf: CfId,
         key: &[u8],
         timeout: Duration,
-        interrupt: Option<&Interrupt>,
     ) -> Result<()> {
+        let IntentionWait {
+            graph,
+            observer,
+            interrupt,
+        } = wait;
         if !self.any() {
             return Ok(());
         }
@@ -406,6 +419,7 @@ impl GapTable {
         st.waiting += 1;
         st.intentions.push((txn, cf, key.to_vec(), started));
         let mut recorded: Vec<TxnId> = Vec::new();
+        let mut reporter = observer.reporter();
         let outcome = loop {
             if let Some(graph) = graph
                 && blockers != recorded
@@ -421,6 +435,7 @@ impl GapTable {
                     }
                 }
             }
+            reporter.report(txn, &blockers);
             let timed_out = match deadline {
                 Some(deadline) => self.released.wait_until(&mut st, deadline).timed_out(),
                 None => {

@@ -5,7 +5,8 @@
 //! - [`LockManager`]: striped shared/exclusive row locks for pessimistic transactions, with wait
 //!   timeouts and deadlock detection (the requester that would close a cycle is the victim),
 //!   and gap locks on key ranges with the insert-intention check ([`gap_locks`]); waits can
-//!   be ended early by another thread through an [`Interrupt`] ([`interrupt`]).
+//!   be ended early by another thread through an [`Interrupt`] ([`interrupt`]), and a
+//!   [`WaitObserver`] hears of every wait ([`wait_observer`]).
 //! - [`WriteBuffer`]: a transaction's indexed write set (read-your-own-writes, ordered seeks in
 //!   both directions for the merging iterator), nested savepoints with undo logs, and the list
 //!   of row locks the transaction took.
@@ -25,6 +26,7 @@ mod lock_manager;
 pub mod lock_table;
 mod read_set;
 mod wait_for;
+pub mod wait_observer;
 mod write_buffer;
 mod xid;
 
@@ -36,5 +38,6 @@ pub use lock_manager::{
 };
 pub use lock_table::{LockInfo, LockKind, LockTable};
 pub use read_set::TrackedKeys;
+pub use wait_observer::WaitObserver;
 pub use write_buffer::{BufferedOp, ENTRY_OVERHEAD_BYTES, WriteBuffer};
 pub use xid::{MAX_BQUAL_LEN, MAX_GTRID_LEN, Xid};

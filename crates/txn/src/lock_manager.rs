@@ -44,6 +44,7 @@ use crate::interrupt::Interrupt;
 use crate::key_fmt::{KeyFmt, TxnsFmt};
 use crate::lock_table::{LockInfo, LockKind, LockTable};
 use crate::wait_for::{DeadlockFound, WaitForGraph};
+use crate::wait_observer::{ObserverSlot, WaitObserver};
 
 /// The id of a transaction, as the lock manager sees it. Unique among live transactions.
 pub type TxnId = u64;
@@ -480,6 +481,8 @@ pub struct LockManager {
     /// Present when deadlock detection is on; only touched by requests that wait.
     graph: Option<WaitForGraph>,
     gaps: GapTable,
+    /// Told of every wait and its blockers (see [`crate::wait_observer`]).
+    observer: ObserverSlot,
 }
 
 impl Default for LockManager {
@@ -500,7 +503,16 @@ impl LockManager {
                 .deadlock_detect
                 .then(|| WaitForGraph::new(options.max_deadlock_depth)),
             gaps: GapTable::default(),
+            observer: ObserverSlot::default(),
         }
+    }
+
+    /// Installs `observer`, called when a request (row lock or insert intention) starts to
+    /// wait and whenever the set of transactions it waits for changes; `None` removes it.
+    /// See [`crate::wait_observer`] for what it may do: it runs with this manager's mutex
+    /// for the key held.
+    pub fn set_wait_observer(&self, observer: Option<WaitObserver>) {
+        self.observer.set(observer);
     }
 
     /// Locks `key` of column family `cf` in `mode` for `txn`, waiting up to `timeout` for
@@ -617,6 +629,7 @@ impl LockManager {
         };
         // The blockers last written to the wait-for graph (empty: nothing recorded).
         let mut recorded: Vec<TxnId> = Vec::new();
+        let mut reporter = self.observer.reporter();
         loop {
             if let Some(graph) = &self.graph
                 && blockers != recorded
@@ -634,6 +647,7 @@ impl LockManager {
                     }
                 }
             }
+            reporter.report(txn, &blockers);
             let timed_out = match deadline {
                 Some(deadline) => stripe.released.wait_until(&mut state, deadline).timed_out(),
                 None => {
@@ -916,8 +930,12 @@ impl LockManager {
         timeout: Duration,
         interrupt: Option<&Interrupt>,
     ) -> Result<()> {
-        self.gaps
-            .insert_intention(self.graph.as_ref(), txn, cf, key, timeout, interrupt)
+        let wait = crate::gap_locks::IntentionWait {
+            graph: self.graph.as_ref(),
+            observer: &self.observer,
+            interrupt,
+        };
+        self.gaps.insert_intention(wait, txn, cf, key, timeout)
     }
 
     /// How many transactions are recorded as waiting in the deadlock detector (0 when
