@@ -143,13 +143,18 @@ pub fn record_checksum(len: u32, kind: u8, payload: &[u8]) -> u64 {
 /// Frames `payload` as one full record: header and payload in one buffer, ready for a
 /// single `write()`. The caller checks `payload.len() <= MAX_PAYLOAD_LEN`.
 pub fn encode_record(payload: &[u8]) -> Vec<u8> {
-    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
     let mut buf = Vec::with_capacity(RECORD_HEADER_LEN + payload.len());
-    put_u64_le(&mut buf, record_checksum(len, RECORD_TYPE_FULL, payload));
-    put_u32_le(&mut buf, len);
+    encode_record_into(payload, &mut buf);
+    buf
+}
+
+/// [`encode_record`], appending the record to `buf` (several records for one `write()`).
+pub fn encode_record_into(payload: &[u8], buf: &mut Vec<u8>) {
+    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+    put_u64_le(buf, record_checksum(len, RECORD_TYPE_FULL, payload));
+    put_u32_le(buf, len);
     buf.push(RECORD_TYPE_FULL);
     buf.extend_from_slice(payload);
-    buf
 }
 
 /// A decoded record header.

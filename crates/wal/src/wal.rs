@@ -97,6 +97,17 @@ impl Wal {
         self.writer.append(payload)
     }
 
+    /// Appends one record per payload with a single `write()` and, in [`SyncMode::Full`]
+    /// with `sync`, one `fdatasync` for them all (records that must stay apart, such as
+    /// two-phase-commit markers, written as one group). Without `sync` they are not synced
+    /// even in full mode: the next synced append, [`Wal::sync`] or rotation makes them
+    /// durable (a commit whose durability another log already holds: MariaDB's binary log
+    /// after two-phase commit). Nothing is written if a payload is too large. Errors as
+    /// [`Wal::append`].
+    pub fn append_all(&self, payloads: &[&[u8]], sync: bool) -> Result<()> {
+        self.writer.append_all(payloads, sync)
+    }
+
     /// Makes every record appended so far durable (`fdatasync` of the current segment;
     /// earlier segments were fsynced when rotated).
     pub fn sync(&self) -> Result<()> {

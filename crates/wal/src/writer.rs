@@ -12,7 +12,9 @@ use parking_lot::Mutex;
 use riptide_common::fs::{FsRef, WritableFile};
 use riptide_common::{Error, IoResultExt, Result};
 
-use crate::format::{MAX_PAYLOAD_LEN, SEGMENT_HEADER_LEN, encode_record};
+use crate::format::{
+    MAX_PAYLOAD_LEN, RECORD_HEADER_LEN, SEGMENT_HEADER_LEN, encode_record, encode_record_into,
+};
 use crate::options::{SyncMode, WalOptions};
 use crate::segment::{create_segment, list_segments, sync_dir, truncate};
 
@@ -183,13 +185,35 @@ impl Writer {
 
     /// Appends one record with a single `write()`; syncs it in [`SyncMode::Full`].
     pub(crate) fn append(&self, payload: &[u8]) -> Result<()> {
-        if payload.len() > MAX_PAYLOAD_LEN {
+        self.append_all(&[payload], true)
+    }
+
+    /// Appends one record per payload, all with a single `write()`, and syncs them once in
+    /// [`SyncMode::Full`] if `sync` (a group of two-phase-commit records, which keep a
+    /// record each).
+    pub(crate) fn append_all(&self, payloads: &[&[u8]], sync: bool) -> Result<()> {
+        if let Some(p) = payloads.iter().find(|p| p.len() > MAX_PAYLOAD_LEN) {
             return Err(Error::invalid_argument(format!(
                 "WAL record payload of {} bytes exceeds the maximum of {MAX_PAYLOAD_LEN}",
-                payload.len()
+                p.len()
             )));
         }
-        let record = encode_record(payload);
+        let record = match payloads {
+            [] => return Ok(()),
+            [one] => encode_record(one),
+            many => {
+                let mut all = Vec::with_capacity(
+                    many.iter()
+                        .map(|p| p.len() + RECORD_HEADER_LEN)
+                        .sum::<usize>(),
+                );
+                for p in many {
+                    encode_record_into(p, &mut all);
+                }
+                all
+            }
+        };
+        let records = payloads.len() as u64;
         let len = record.len() as u64;
         let mut st = self.state.lock();
         let file = self.writable(&st)?;
@@ -200,9 +224,14 @@ impl Writer {
             file.write_at(&record, st.offset)
         };
         if let Err(e) = written {
+            let what = if records == 1 {
+                format!("a {len}-byte record")
+            } else {
+                format!("{records} records of {len} bytes in all")
+            };
             let err = Error::io(
                 format!(
-                    "append a {len}-byte record at offset {} of WAL segment {}",
+                    "append {what} at offset {} of WAL segment {}",
                     st.offset,
                     st.path.display()
                 ),
@@ -214,8 +243,8 @@ impl Writer {
         st.offset += len;
         st.written += len;
         self.bytes_written.fetch_add(len, Ordering::Relaxed);
-        self.records_written.fetch_add(1, Ordering::Relaxed);
-        if self.sync_every_append.load(Ordering::Acquire) {
+        self.records_written.fetch_add(records, Ordering::Relaxed);
+        if sync && self.sync_every_append.load(Ordering::Acquire) {
             if let Err(e) = file.sync_data() {
                 let err = Error::io_at("fdatasync WAL segment", &st.path, e);
                 self.poison(&mut st, &err);
