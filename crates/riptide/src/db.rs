@@ -84,6 +84,14 @@ pub(crate) struct BgState {
     pub(crate) compaction_threads: usize,
 }
 
+/// A batch in the group-commit queue, with whether its writer wants the WAL synced before
+/// it returns (in [`SyncMode::Full`](crate::SyncMode::Full); a group syncs if any member
+/// wants it).
+pub(crate) struct Queued {
+    batch: RawBatch,
+    sync: bool,
+}
+
 /// Everything shared by the `Db` handle, its background worker and in-flight writers.
 pub(crate) struct DbInner {
     pub(crate) path: PathBuf,
@@ -94,7 +102,7 @@ pub(crate) struct DbInner {
     /// Held by [`Db::set_option`] while it replaces `options`.
     option_change: Mutex<()>,
     pub(crate) wal: Wal,
-    pub(crate) commit_queue: GroupCommit<RawBatch>,
+    pub(crate) commit_queue: GroupCommit<Queued>,
     /// Held by the group-commit leader while it writes, and by anyone who swaps memtables.
     pub(crate) write_lock: Mutex<()>,
     pub(crate) versions: Mutex<VersionSet>,
@@ -120,7 +128,8 @@ pub(crate) struct DbInner {
     /// uncommitted inserts.
     pub(crate) writers: crate::transaction::Writers,
     /// Every open transaction, for [`Db::transactions`].
-    pub(crate) live: crate::transaction::live::Live,
+    /// Shared with the lock manager's wait observer ([`Db::set_lock_wait_listener`]).
+    pub(crate) live: Arc<crate::transaction::live::Live>,
     /// Running and recent flushes and compactions, for [`Db::background_jobs`].
     pub(crate) jobs: crate::jobs::BackgroundJobs,
     /// Prepared (two-phase) transactions not finished yet.
@@ -428,17 +437,36 @@ impl Db {
         self.inner.prepared.writer_in_range(cf.id(), lower, upper)
     }
 
+    /// Makes every write acknowledged so far durable: `fdatasync` of the current WAL segment
+    /// (earlier ones were synced when they were closed). Needed after commits made with
+    /// [`Transaction::set_commit_sync`]`(false)` or in a sync mode other than full; MariaDB's
+    /// binary log asks for it (`commit_checkpoint_request`) before it forgets the
+    /// transactions of a log file.
+    ///
+    /// # Errors
+    ///
+    /// `Io` if the sync fails (the WAL, and so the database, is read-only from then on);
+    /// `Closed` after such a failure or once the database is closed.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.inner.check_writable()?;
+        let res = self.inner.wal.sync();
+        if let Err(e) = &res {
+            self.inner.note_wal_failure(e);
+        }
+        res
+    }
+
     /// Commits the prepared transaction `xid` (for example one recovered after a crash).
     /// `NotFound` if no transaction is prepared under `xid`.
     pub fn commit_prepared(&self, xid: &Xid) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.finish_prepared(xid, true)
+        self.inner.finish_prepared(xid, true, true)
     }
 
     /// Rolls back the prepared transaction `xid`. `NotFound` if none is prepared under it.
     pub fn rollback_prepared(&self, xid: &Xid) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.finish_prepared(xid, false)
+        self.inner.finish_prepared(xid, false, true)
     }
 
     /// The round-robin compaction cursor of `level` of `cf` (the largest user key of the last
@@ -457,6 +485,44 @@ impl Db {
     /// picture while transactions run). Lock owners are [`Transaction::id`]s.
     pub fn lock_table(&self, limit: usize) -> riptide_txn::LockTable {
         self.inner.locks.lock_table(limit)
+    }
+
+    /// Installs `listener`, told of every lock wait of a pessimistic transaction: called as
+    /// `listener(waiter, blockers)` with the owners ([`Transaction::set_owner`](crate::Transaction::set_owner)) of the
+    /// transaction about to wait for a row lock (or to insert into a locked gap) and of the
+    /// transactions it waits for, when the wait begins and again whenever it goes on behind
+    /// a different set. Transactions without an owner are left out (no call when the waiter
+    /// or every blocker has none). `None` removes it.
+    ///
+    /// MariaDB's parallel replication needs this (`thd_rpl_deadlock_check`): a replica
+    /// commits in the primary's order, so a wait of an earlier transaction for a later one
+    /// is a deadlock the engine cannot see; told of it, the server retries the later one.
+    ///
+    /// The listener runs on the waiting thread while the lock manager's mutex for the key is
+    /// held, so every blocker it names is still open while it runs (a host may use what it
+    /// keeps for that owner). It must be quick and must not use this database: no
+    /// transaction, no lock, no wait for another transaction. A panic in it is ignored.
+    pub fn set_lock_wait_listener(&self, listener: Option<crate::LockWaitListener>) {
+        let Some(listener) = listener else {
+            self.inner.locks.set_wait_observer(None);
+            return;
+        };
+        let live = Arc::clone(&self.inner.live);
+        let observer: riptide_txn::WaitObserver = Arc::new(move |waiter, blockers| {
+            let waiter = live.owner_of(waiter);
+            if waiter == 0 {
+                return;
+            }
+            let owners: Vec<u64> = blockers
+                .iter()
+                .map(|&b| live.owner_of(b))
+                .filter(|&o| o != 0 && o != waiter)
+                .collect();
+            if !owners.is_empty() {
+                listener(waiter, &owners);
+            }
+        });
+        self.inner.locks.set_wait_observer(Some(observer));
     }
 
     /// The open transactions (active, or prepared with their handle still held), by id,
@@ -849,7 +915,7 @@ impl DbInner {
             locks: Arc::new(LockManager::new(LockManagerOptions::default())),
             next_txn_id: AtomicU64::new(1),
             writers: crate::transaction::Writers::default(),
-            live: crate::transaction::live::Live::default(),
+            live: Arc::default(),
             jobs: crate::jobs::BackgroundJobs::default(),
             prepared: PreparedTxns::default(),
             segment_start_bytes: Mutex::new(BTreeMap::new()),
@@ -924,6 +990,14 @@ impl DbInner {
     /// with `InvalidArgument`, and never reaches the WAL (where it would make every later
     /// flush, and the next open, fail).
     pub(crate) fn write_raw(&self, batch: RawBatch) -> Result<()> {
+        self.write_raw_with(batch, true)
+    }
+
+    /// [`DbInner::write_raw`]; without `sync` the batch is not synced even in
+    /// [`SyncMode::Full`](crate::SyncMode::Full) (unless another member of its commit group wants a sync): the
+    /// commit of a transaction whose durability MariaDB's binary log already holds
+    /// ([`crate::Transaction::set_commit_sync`]).
+    pub(crate) fn write_raw_with(&self, batch: RawBatch, sync: bool) -> Result<()> {
         self.check_writable()?;
         if batch.is_empty() && batch.marker().is_none() {
             return Ok(());
@@ -949,7 +1023,7 @@ impl DbInner {
             }
         }
         self.commit_queue
-            .submit(batch, |group| self.commit_group(group))
+            .submit(Queued { batch, sync }, |group| self.commit_group(group))
     }
 
     /// Records an I/O failure of the WAL as the background error, so that every later write
@@ -972,15 +1046,17 @@ impl DbInner {
 
     /// The group-commit leader's work: make room, number, log, apply, publish. An I/O error
     /// (the WAL's) makes the database read-only (see [`Self::note_wal_failure`]).
-    fn commit_group(&self, group: &mut Vec<RawBatch>) -> Result<()> {
-        let res = self.commit_group_inner(group);
+    fn commit_group(&self, group: &mut Vec<Queued>) -> Result<()> {
+        let sync = group.iter().any(|q| q.sync);
+        let mut batches: Vec<RawBatch> = group.drain(..).map(|q| q.batch).collect();
+        let res = self.commit_group_inner(&mut batches, sync);
         if let Err(e) = &res {
             self.note_wal_failure(e);
         }
         res
     }
 
-    fn commit_group_inner(&self, group: &mut Vec<RawBatch>) -> Result<()> {
+    fn commit_group_inner(&self, group: &mut [RawBatch], sync: bool) -> Result<()> {
         let _w = self.write_lock.lock();
         self.check_writable()?;
         // Column families are only created or dropped under `write_lock`, so this map is
@@ -1019,15 +1095,26 @@ impl DbInner {
             .map(|b| b.data().len())
             .fold(0usize, usize::saturating_add)
             > MAX_BATCH_LEN;
-        match group.as_slice() {
-            [single] => self.wal.append(single.data())?,
+        match &*group {
+            [single] => self.wal.append_all(&[single.data()], sync)?,
             many if marked || oversized => {
                 // Two-phase-commit records each keep their own marker, and a group too large
                 // for one record is logged batch by batch: one WAL record each (each batch
-                // has its own sequence numbers already).
+                // has its own sequence numbers already), synced together. Written in
+                // groups under the record limit, so no single write is unbounded.
+                let mut payloads: Vec<&[u8]> = Vec::with_capacity(many.len());
+                let mut bytes = 0usize;
                 for b in many {
-                    self.wal.append(b.data())?;
+                    if !payloads.is_empty() && bytes.saturating_add(b.data().len()) > MAX_BATCH_LEN
+                    {
+                        self.wal.append_all(&payloads, sync)?;
+                        payloads.clear();
+                        bytes = 0;
+                    }
+                    payloads.push(b.data());
+                    bytes = bytes.saturating_add(b.data().len());
                 }
+                self.wal.append_all(&payloads, sync)?;
             }
             many => {
                 let mut merged = RawBatch::new();
@@ -1035,7 +1122,7 @@ impl DbInner {
                     merged.append(b);
                 }
                 merged.set_seqno(first);
-                self.wal.append(merged.data())?;
+                self.wal.append_all(&[merged.data()], sync)?;
             }
         }
         if marked {

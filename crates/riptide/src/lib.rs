@@ -81,6 +81,11 @@ pub use riptide_sstable::EntryEstimate;
 pub use riptide_txn::{LockManagerStats, Xid};
 pub use snapshot::Snapshot;
 
+/// What [`Db::set_lock_wait_listener`] calls: `listener(waiter, blockers)`, with the owners
+/// ([`Transaction::set_owner`]) of a transaction about to wait for a lock and of the
+/// transactions it waits for.
+pub type LockWaitListener = std::sync::Arc<dyn Fn(u64, &[u64]) + Send + Sync>;
+
 /// The names of the engine's crash-test kill points (effective only with the `kill-points`
 /// feature; see `riptide_common::kill_point`).
 pub fn kill_points() -> &'static [&'static str] {

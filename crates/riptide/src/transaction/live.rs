@@ -109,6 +109,16 @@ impl Live {
         self.shard(id).lock().remove(&id);
     }
 
+    /// The owner (see [`TransactionInfo::owner`]) of registered transaction `id`; 0 when it
+    /// gave none or is not registered (ended).
+    pub(crate) fn owner_of(&self, id: u64) -> u64 {
+        self.shard(id)
+            .lock()
+            .get(&id)
+            .and_then(Weak::upgrade)
+            .map_or(0, |t| t.owner.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Every registered transaction that is still active or prepared, by id.
     pub(crate) fn list(&self) -> Vec<TransactionInfo> {
         let mut txns: Vec<Arc<TxnShared>> = Vec::new();

@@ -292,6 +292,9 @@ struct TxnState {
     registered: bool,
     /// Took gap locks (released at the end).
     gap_locks: bool,
+    /// Whether the commit waits for the WAL sync in full sync mode
+    /// ([`Transaction::set_commit_sync`]).
+    commit_sync: bool,
 }
 
 /// What another transaction has not committed yet in a key range, as a locking scan sees it.
@@ -656,6 +659,7 @@ impl Transaction {
                     protected_reads: BTreeSet::new(),
                     registered: false,
                     gap_locks: false,
+                    commit_sync: true,
                 }),
                 started: std::time::Instant::now(),
                 owner: AtomicU64::new(owner),
@@ -1116,7 +1120,7 @@ impl Transaction {
         let mut st = self.shared.state.lock();
         let outcome = match st.phase.clone() {
             Phase::Active => self.commit_active(&mut st),
-            Phase::Prepared(xid) => self.shared.db.finish_prepared(&xid, true),
+            Phase::Prepared(xid) => self.shared.db.finish_prepared(&xid, true, st.commit_sync),
             other => return Err(finished(&other, self.shared.id)),
         };
         self.end(
@@ -1130,13 +1134,25 @@ impl Transaction {
         outcome
     }
 
+    /// Whether [`Transaction::commit`] waits for the WAL sync in [`SyncMode::Full`](crate::SyncMode::Full)
+    /// (default `true`). With `false` its commit record is written but not synced before
+    /// commit returns: the next sync (another commit, [`crate::Db::sync_wal`], a WAL
+    /// rotation) makes it durable; a process crash loses nothing, a power loss may lose the
+    /// commit. Meant for the commit of a prepared transaction whose outcome another log
+    /// already holds durably (MariaDB's binary log after two-phase commit: recovery commits
+    /// it again by its xid), which saves one `fdatasync` per transaction, as InnoDB and
+    /// MyRocks do there. Other sync modes are not affected.
+    pub fn set_commit_sync(&self, sync: bool) {
+        self.shared.state.lock().commit_sync = sync;
+    }
+
     /// Rolls back: forgets every buffered write and releases the locks. A prepared
     /// transaction is rolled back durably.
     pub fn rollback(&self) -> Result<()> {
         let mut st = self.shared.state.lock();
         let outcome = match st.phase.clone() {
             Phase::Active => Ok(()),
-            Phase::Prepared(xid) => self.shared.db.finish_prepared(&xid, false),
+            Phase::Prepared(xid) => self.shared.db.finish_prepared(&xid, false, true),
             other => return Err(finished(&other, self.shared.id)),
         };
         self.end(&mut st, Phase::RolledBack);
@@ -1458,7 +1474,7 @@ impl Transaction {
         let result = self
             .validate(st)
             .and_then(|()| self.build_batch(st))
-            .and_then(|batch| self.shared.db.write_raw(batch));
+            .and_then(|batch| self.shared.db.write_raw_with(batch, st.commit_sync));
         self.unlock_keys(&locked);
         result
     }

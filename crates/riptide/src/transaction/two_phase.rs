@@ -185,8 +185,9 @@ impl DbInner {
         self.write_raw(batch)
     }
 
-    /// Commits (`commit`) or rolls back the prepared transaction `xid`.
-    pub(crate) fn finish_prepared(&self, xid: &Xid, commit: bool) -> Result<()> {
+    /// Commits (`commit`) or rolls back the prepared transaction `xid`; `sync` as
+    /// [`DbInner::write_raw_with`].
+    pub(crate) fn finish_prepared(&self, xid: &Xid, commit: bool, sync: bool) -> Result<()> {
         let Some((prepared, owner)) = self.prepared.get(xid) else {
             return Err(Error::not_found(format!(
                 "no prepared transaction has xid {xid}"
@@ -199,7 +200,7 @@ impl DbInner {
         } else {
             batch.set_marker(BatchMarker::Rollback, &xid.encode());
         }
-        self.write_raw(batch)?;
+        self.write_raw_with(batch, sync)?;
         if let Some(owner) = owner {
             let keys: Vec<(u32, Vec<u8>)> = prepared
                 .iter()
