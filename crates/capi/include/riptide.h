@@ -552,6 +552,17 @@ typedef struct riptide_job_info_t {
     int64_t duration_ms;
 } riptide_job_info_t;
 
+// What `riptide_db_set_lock_wait_callback` calls: `callback(ctx, waiter, blockers, count)`
+// with the owner of a transaction about to wait for a row lock (or to insert into a
+// locked gap) and the `count` owners (at least one) of the transactions it waits for.
+// Owners are what `riptide_hsession_set_owner` gave (MariaDB:
+// connection ids); transactions without one are left out. `blockers` is valid during the
+// call only.
+typedef void (*riptide_lock_wait_callback_t)(void *ctx,
+                                             uint64_t waiter,
+                                             const uint64_t *blockers,
+                                             size_t count);
+
 // One entry of an option table (`riptide_option_at`, `riptide_server_option_at`). Owned by
 // the library, valid and unchanged for the life of the process. Fields are only ever added
 // at the end.
@@ -910,6 +921,17 @@ enum riptide_status_t riptide_db_set_option(struct riptide_db_t *db,
                                             const char *name,
                                             const char *value,
                                             char **errmsg);
+
+// Makes every write acknowledged so far durable (`fdatasync` of the current WAL segment):
+// what commits made without waiting for a sync (`riptide_hsession_set_commit_sync`, a sync
+// mode other than full) wrote. MariaDB's binary log asks for it
+// (`commit_checkpoint_request`) before it forgets a log file's transactions. An I/O error
+// makes the database read-only (`RIPTIDE_IO`, then `RIPTIDE_CLOSED`).
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `errmsg` is NULL or writable.
+enum riptide_status_t riptide_db_sync_wal(struct riptide_db_t *db, char **errmsg);
 
 // Flushes every column family's memtable to a table file and waits until done.
 //
@@ -1648,6 +1670,20 @@ size_t riptide_hsession_approximate_memory(const struct riptide_hsession_t *sess
 // `session` is NULL or a live session handle not used afterwards.
 void riptide_hsession_destroy(struct riptide_hsession_t *session);
 
+// Whether the session's commit waits for the WAL sync when `riptide_sync_mode` is full
+// (`sync`, the default) or only writes its commit record, which the next sync makes
+// durable (`riptide_db_sync_wal`, a later synced commit, a WAL rotation). For the commit
+// after two-phase commit with MariaDB's binary log, whose recovery commits a prepared
+// transaction again by its xid. Never fails on a live session.
+//
+// # Safety
+//
+// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+// or writable.
+enum riptide_status_t riptide_hsession_set_commit_sync(struct riptide_hsession_t *session,
+                                                       bool sync,
+                                                       char **errmsg);
+
 // Commits the session's transaction (all tables and indexes in one atomic batch). The
 // session is finished afterwards, success or not: destroy it.
 //
@@ -2376,6 +2412,28 @@ enum riptide_status_t riptide_delete_range(struct riptide_db_t *db,
 enum riptide_status_t riptide_write(struct riptide_db_t *db,
                                     struct riptide_batch_t *batch,
                                     char **errmsg);
+
+// Installs `callback` (NULL: removes the one installed), called on the waiting thread when
+// a transaction with an owner starts to wait for a lock held (or waited for ahead) by
+// transactions with owners, and again whenever the set it waits behind changes.
+//
+// It runs while Riptide holds its mutex for the key, so every blocker it names is still
+// open during the call (what the host keeps per owner stays valid if the host drops it
+// only after the owner's transactions ended). It must return quickly and must not call
+// Riptide (no transaction, lock or wait) nor wait for another transaction; it must not
+// unwind (a C++ exception escaping it aborts the process).
+//
+// # Safety
+//
+// `db` is NULL or a live database handle; `errmsg` is NULL or writable. `callback` is NULL
+// or a function safe to call from any thread with `ctx`. Both stay valid until the
+// callback is replaced or removed and every lock wait that began before that has ended (a
+// wait keeps the callback it began with); for a host that installs one for the life of
+// the database, until `riptide_db_close`.
+enum riptide_status_t riptide_db_set_lock_wait_callback(struct riptide_db_t *db,
+                                                        riptide_lock_wait_callback_t callback,
+                                                        void *ctx,
+                                                        char **errmsg);
 
 // Sends the engine's log messages (warnings about background work, recovery notes such as
 // dropped leftover temporary tables or orphan files) to standard error, one line each,

@@ -199,6 +199,26 @@ pub unsafe extern "C" fn riptide_db_set_option(
     })
 }
 
+/// Makes every write acknowledged so far durable (`fdatasync` of the current WAL segment):
+/// what commits made without waiting for a sync (`riptide_hsession_set_commit_sync`, a sync
+/// mode other than full) wrote. MariaDB's binary log asks for it
+/// (`commit_checkpoint_request`) before it forgets a log file's transactions. An I/O error
+/// makes the database read-only (`RIPTIDE_IO`, then `RIPTIDE_CLOSED`).
+///
+/// # Safety
+///
+/// `db` is NULL or a live database handle; `errmsg` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_db_sync_wal(
+    db: *mut riptide_db_t,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `db` and the
+    // out-parameter `errmsg`.
+    let (db, errmsg) = unsafe { (arg_ref(db, "db"), ErrMsg::new(errmsg)) };
+    errmsg.guard(|| db?.with(Db::sync_wal))
+}
+
 /// Flushes every column family's memtable to a table file and waits until done.
 ///
 /// # Safety

@@ -484,6 +484,31 @@ pub(crate) fn with_session(
     hguard(errmsg, || f(&mut session?.session))
 }
 
+/// Whether the session's commit waits for the WAL sync when `riptide_sync_mode` is full
+/// (`sync`, the default) or only writes its commit record, which the next sync makes
+/// durable (`riptide_db_sync_wal`, a later synced commit, a WAL rotation). For the commit
+/// after two-phase commit with MariaDB's binary log, whose recovery commits a prepared
+/// transaction again by its xid. Never fails on a live session.
+///
+/// # Safety
+///
+/// `session` is NULL or a live session handle used by this thread alone; `errmsg` is NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_hsession_set_commit_sync(
+    session: *mut riptide_hsession_t,
+    sync: bool,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the exclusive handle `session`
+    // and the out-parameter `errmsg`.
+    let (session, errmsg) = unsafe { (arg_mut(session, "session"), ErrMsg::new(errmsg)) };
+    with_session(session, errmsg, |s| {
+        s.set_commit_sync(sync);
+        Ok(())
+    })
+}
+
 /// Commits the session's transaction (all tables and indexes in one atomic batch). The
 /// session is finished afterwards, success or not: destroy it.
 ///

@@ -207,6 +207,13 @@ impl Session {
         self.txn.set_owner(owner);
     }
 
+    /// Whether the commit waits for the WAL sync in full sync mode (default `true`; see
+    /// [`Transaction::set_commit_sync`]): MariaDB turns it off for the commit that follows
+    /// two-phase commit with its binary log, which holds the outcome durably already.
+    pub fn set_commit_sync(&self, sync: bool) {
+        self.txn.set_commit_sync(sync);
+    }
+
     /// Whether the session has taken its read snapshot (at begin with
     /// [`SessionOptions::snapshot_at_begin`], else at its first read under repeatable read).
     pub fn has_snapshot(&self) -> bool {
