@@ -14,11 +14,48 @@
 #include "transactions.h"
 
 #include <set>
+#include <unordered_map>
 
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
+
+/* ---------------------------------------------------------------------------------------
+   Lock waits reported to the server, for parallel replication (as InnoDB and MyRocks do).
+
+   A replica applies transactions in parallel but commits them in the primary's order. When
+   an earlier one waits for a row lock that a later one holds while the later one waits, in
+   the server, for the earlier one to commit, the engine sees no cycle. thd_rpl_deadlock_check
+   tells the server; it then kills the later transaction (asynchronously, from its own
+   thread, through hton->kill_query, which ends the later one's lock wait if it has one) and
+   applies it again. Without it the replica stops with lock wait timeouts in optimistic mode.
+
+   The engine calls report_lock_wait on the waiting thread with the owners (connection ids,
+   riptide_hsession_set_owner) of the waiter and its blockers, while its mutex for the key is
+   held: the blockers cannot end their transactions meanwhile. Connection ids map to THDs
+   here: a connection is added when it first uses Riptide (get_trx) and removed in
+   close_connection, before its THD goes, under the same mutex the report holds while it
+   calls the server, so no THD is used after it is freed. */
+extern "C" int thd_need_wait_reports(const MYSQL_THD thd);
+extern "C" int thd_rpl_deadlock_check(MYSQL_THD thd, MYSQL_THD other_thd);
+
+static std::mutex connections_mutex;
+static std::unordered_map<uint64_t, THD *> connections;
+
+static void report_lock_wait(void *, uint64_t waiter, const uint64_t *blockers, size_t count)
+{
+  std::lock_guard<std::mutex> guard(connections_mutex);
+  auto w= connections.find(waiter);
+  if (w == connections.end() || !thd_need_wait_reports(w->second))
+    return;
+  for (size_t i= 0; i < count; i++)
+  {
+    auto b= connections.find(blockers[i]);
+    if (b != connections.end() && b->second != w->second)
+      thd_rpl_deadlock_check(w->second, b->second);
+  }
+}
 
 Riptide_trx *get_trx(THD *thd)
 {
@@ -27,6 +64,8 @@ Riptide_trx *get_trx(THD *thd)
   {
     trx= new Riptide_trx;
     thd_set_ha_data(thd, riptide_hton, trx);
+    std::lock_guard<std::mutex> guard(connections_mutex);
+    connections[thd_get_thread_id(thd)]= thd;
   }
   return trx;
 }
@@ -396,7 +435,39 @@ static int riptide_prepare(handlerton *, THD *thd, bool all)
     sql_print_warning("RIPTIDE: prepare failed: %s", msg.c_str());
     return riptide_ha_error(st, Riptide_call::TRANSACTION);
   }
+  /* The server's own two-phase commit (the binary log, or the TC log when two XA engines
+     share the transaction), not an XA PREPARE of the user: the commit that follows need
+     not wait for its WAL sync. The prepare record is synced, the coordinator's log holds
+     the outcome, and after a crash it commits the transaction again by its xid
+     (riptide_recover); before the coordinator forgets a log it asks for every commit to
+     be durable (riptide_commit_checkpoint_request). InnoDB and MyRocks save this fsync
+     the same way. */
+  if (!thd->transaction->xid_state.is_explicit_XA())
+  {
+    st= riptide_hsession_set_commit_sync(trx->txn, false, &err);
+    if (st != RIPTIDE_OK)
+      sql_print_warning("RIPTIDE: the commit after prepare will sync its WAL record: %s",
+                        riptide_take_message(st, err).c_str());
+  }
   return 0;
+}
+
+/* The transaction coordinator (binary log or TC log) is about to forget a log file whose
+   transactions all committed here: make their commits durable, then say so. Once per
+   binary log rotation; the fsync runs in the caller's thread, as MyRocks does. On failure
+   the engine is read-only and the coordinator keeps the log (no notification). */
+static void riptide_commit_checkpoint_request(void *cookie)
+{
+  char *err= nullptr;
+  riptide_status_t st= riptide_db ? riptide_db_sync_wal(riptide_db, &err) : RIPTIDE_CLOSED;
+  if (st != RIPTIDE_OK)
+  {
+    sql_print_error("RIPTIDE: syncing the WAL for a binary log checkpoint failed; the "
+                    "binary log keeps the file for crash recovery: %s",
+                    riptide_take_message(st, err).c_str());
+    return;
+  }
+  commit_checkpoint_notify_ha(cookie);
 }
 
 /* Commits or rolls back the prepared transaction `xid` of no live connection. */
@@ -470,6 +541,12 @@ static int riptide_close_connection(handlerton *, THD *thd)
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (trx)
   {
+    {
+      std::lock_guard<std::mutex> guard(connections_mutex);
+      auto c= connections.find(thd_get_thread_id(thd));
+      if (c != connections.end() && c->second == thd)
+        connections.erase(c);
+    }
     /* The client is gone: a failure can only be logged. */
     finish_held_bulk_load(thd, false);
     end_txn(trx);
@@ -592,6 +669,14 @@ void riptide_transactions_init(handlerton *hton)
   hton->commit_by_xid= riptide_commit_by_xid;
   hton->rollback_by_xid= riptide_rollback_by_xid;
   hton->recover= riptide_recover;
+  hton->commit_checkpoint_request= riptide_commit_checkpoint_request;
   hton->start_consistent_snapshot= riptide_start_consistent_snapshot;
   hton->kill_query= riptide_kill_query;
+  char *err= nullptr;
+  riptide_status_t st=
+      riptide_db_set_lock_wait_callback(riptide_db, report_lock_wait, nullptr, &err);
+  if (st != RIPTIDE_OK)
+    sql_print_warning("RIPTIDE: lock waits will not be reported to parallel replication "
+                      "(optimistic mode may stall on lock wait timeouts): %s",
+                      riptide_take_message(st, err).c_str());
 }
