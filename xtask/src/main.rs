@@ -383,20 +383,10 @@ fn test(no_lint: bool) -> Result<()> {
     // The online backup test in short form: five checkpoints under load, each restored in a
     // second server and verified (`cargo xtask backup-test` takes 20).
     mariadb_backup::backup_test(5, 1000, None)?;
-    // The replication test in short form: a primary and a parallel replica, two rounds of
-    // 3 s of load, each killing both (`cargo xtask replication` runs 6 of 9 s). In
-    // conservative parallel mode: in the default optimistic mode RIPTIDE's replica deadlocks
-    // (a later transaction's row lock blocks an earlier one that must commit first; the
-    // engine does not report lock waits with thd_rpl_deadlock_check yet), which the long
-    // form shows and docs/TESTING.md and plugin-shim/README.md describe (issue 20, item 2).
-    mariadb_replication::replication(
-        2,
-        None,
-        &[],
-        3.0,
-        2.0,
-        vec!["--parallel-mode".into(), "conservative".into()],
-    )?;
+    // The replication test in short form: a primary and a parallel replica (optimistic
+    // mode, which needs the engine's lock waits reported to the server), two rounds of 3 s
+    // of load, each killing both (`cargo xtask replication` runs 6 of 9 s).
+    mariadb_replication::replication(2, None, &[], 3.0, 2.0, Vec::new())?;
     // The side-by-side benchmarks in their small form (issues 7 and 17), as smoke tests of
     // the whole pipeline, not measurements: the library suite on Riptide and fjall (built
     // with the tests' profile, whose artifacts the test build above already made, instead of
