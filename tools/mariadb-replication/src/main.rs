@@ -181,7 +181,7 @@ fn run(cli: &Cli) -> Result<()> {
                 if cli.parallel_mode == ParallelMode::Optimistic {
                     String::new()
                 } else {
-                    format!(" --parallel-mode {}", cli.parallel_mode.name())
+                    format!(" -- --parallel-mode {}", cli.parallel_mode.name())
                 },
                 edir.display()
             )

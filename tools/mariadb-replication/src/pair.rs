@@ -462,8 +462,9 @@ impl Pair {
 /// engine transaction (`information_schema.RIPTIDE_TRX`) with its connection's state. When
 /// an apply thread waits for a row lock held by an apply thread that is itself waiting for
 /// the earlier transaction to commit, says so: that is a deadlock only the engine can
-/// report to the server (`thd_rpl_deadlock_check`, which InnoDB calls on every lock wait,
-/// and which makes the server roll back and retry the later transaction).
+/// report to the server (`thd_rpl_deadlock_check`, which RIPTIDE and InnoDB call on every
+/// lock wait, and which makes the server roll back and retry the later transaction), so
+/// seeing it means the report went missing.
 pub fn diagnose(c: &mut Conn, engine: Engine) -> String {
     let mut out = Vec::new();
     type Proc = (u64, String, Option<String>, Option<String>, Option<String>);
@@ -527,11 +528,11 @@ pub fn diagnose(c: &mut Conn, engine: Engine) -> String {
                     "  DEADLOCK of parallel replication: RIPTIDE transaction {id} (apply thread \
                      {}) has waited {} ms for a row lock held by transaction {b} (apply thread \
                      {}, {bstate}), which waits for the earlier transactions to commit first. \
-                     The engine did not report the lock wait to the server \
-                     (thd_rpl_deadlock_check), so the server never rolls back the later \
-                     transaction; the earlier one times out (riptide_lock_wait_timeout) and \
-                     is retried into the same wait, until slave_transaction_retries is spent \
-                     and the replica stops.",
+                     The server did not roll the later transaction back: the engine's report \
+                     of the lock wait (thd_rpl_deadlock_check, plugin-shim/transactions.cc) \
+                     did not reach it or was not acted on. The earlier one times out \
+                     (riptide_lock_wait_timeout) and is retried into the same wait, until \
+                     slave_transaction_retries is spent and the replica stops.",
                     thread.map_or("-".into(), |t| t.to_string()),
                     wait.unwrap_or(0),
                     bthread.map_or("-".into(), |t| t.to_string()),
