@@ -52,6 +52,9 @@ pub struct GcStats {
     pub entries_out: u64,
     /// Point versions dropped because a range tombstone of their stripe covers them.
     pub range_deleted: u64,
+    /// Exact copies of a version (same user key and sequence number) dropped: what an
+    /// interrupted progressive compaction leaves in two levels (`crate::progressive`).
+    pub duplicates: u64,
 }
 
 /// The range tombstones of one flush or compaction, fragmented separately in each snapshot
@@ -175,6 +178,8 @@ pub fn copy_with_gc_and_range_dels(
     let mut cur_user_key: Option<Vec<u8>> = None;
     // Stripe of the previous (newer) version of the current user key, kept or not.
     let mut prev_stripe: Option<usize> = None;
+    // Sequence number of the previous version of the current user key, kept or not.
+    let mut prev_seqno: Option<SeqNo> = None;
     // Set after a bottommost tombstone: every older version of the key goes.
     let mut drop_rest = false;
     let mut pending_key = Vec::new();
@@ -194,7 +199,17 @@ pub fn copy_with_gc_and_range_dels(
             cur_user_key = Some(p.user_key.to_vec());
             prev_stripe = None;
             drop_rest = false;
+        } else if prev_seqno == Some(p.seqno) {
+            // An exact copy of the version just seen: a progressive compaction that stopped
+            // after installing some slices (a crash, an error) left the shallower input's
+            // version and its merged copy below; merging both meets it twice. Whatever the
+            // first copy's fate, the second adds nothing (a single delete must not be kept
+            // twice: the output would hold one key twice).
+            stats.duplicates += 1;
+            input.next()?;
+            continue;
         }
+        prev_seqno = Some(p.seqno);
         let stripe = stripe_of(snapshots, p.seqno);
         let before = prev_stripe;
         prev_stripe = Some(stripe);
@@ -226,6 +241,16 @@ pub fn copy_with_gc_and_range_dels(
             pending_value.clear();
             pending_value.extend_from_slice(input.value());
             input.next()?;
+            // Copies of this single delete (see above) stand between it and its put.
+            while input.valid() {
+                let n = parse_internal_key(input.key())?;
+                if cur_user_key.as_deref() != Some(n.user_key) || Some(n.seqno) != prev_seqno {
+                    break;
+                }
+                stats.entries_in += 1;
+                stats.duplicates += 1;
+                input.next()?;
+            }
             if input.valid() {
                 let n = parse_internal_key(input.key())?;
                 if cur_user_key.as_deref() == Some(n.user_key)
@@ -235,6 +260,7 @@ pub fn copy_with_gc_and_range_dels(
                     // The single delete meets its put: both go.
                     stats.entries_in += 1;
                     prev_stripe = before;
+                    prev_seqno = Some(n.seqno);
                     input.next()?;
                     continue;
                 }
@@ -318,6 +344,67 @@ mod tests {
         let e = [("a", 9, S), ("a", 7, D), ("b", 1, S)];
         assert_eq!(run(&e, &[], false), ["a9S", "b1S"]);
         assert_eq!(run(&e, &[], true), Vec::<String>::new());
+    }
+
+    #[test]
+    fn exact_copies_of_a_version_are_dropped() {
+        // What an interrupted progressive compaction leaves: the same versions in a
+        // shallower input and in the installed slice below it.
+        let e = [
+            ("a", 9, P),
+            ("a", 9, P),
+            ("a", 7, P),
+            ("b", 5, D),
+            ("b", 5, D),
+        ];
+        assert_eq!(run(&e, &[], false), ["a9P", "b5D"]);
+        assert_eq!(run(&e, &[8], false), ["a9P", "a7P", "b5D"]);
+        assert_eq!(run(&e, &[], true), ["a9P"]);
+        // A single delete kept (snapshot between it and its put) or alone: once.
+        let e = [("a", 9, S), ("a", 9, S), ("a", 7, P), ("a", 7, P)];
+        assert_eq!(run(&e, &[8], false), ["a9S", "a7P"]);
+        let e = [("a", 9, S), ("a", 9, S), ("b", 3, S), ("b", 3, S)];
+        assert_eq!(run(&e, &[], false), ["a9S", "b3S"]);
+        // Copies of a single delete and of its put: they still cancel.
+        let e = [
+            ("a", 9, S),
+            ("a", 9, S),
+            ("a", 7, P),
+            ("a", 7, P),
+            ("a", 4, D),
+        ];
+        assert_eq!(run(&e, &[], false), ["a4D"]);
+        assert_eq!(run(&e, &[8], false), ["a9S", "a7P"]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// Copying any versions (as an interrupted progressive compaction leaves them, in
+        /// two inputs of the next merge) changes nothing in the output.
+        #[test]
+        fn copies_change_nothing(
+            input in history(),
+            copies in proptest::collection::vec(proptest::bool::ANY, 30),
+            snaps in proptest::collection::btree_set(0u64..32, 0..4),
+            bottom: bool,
+        ) {
+            let snaps: Vec<SeqNo> = snaps.into_iter().collect();
+            let mut doubled = Vec::new();
+            for (i, e) in input.iter().enumerate() {
+                doubled.push(e.clone());
+                if copies.get(i).copied().unwrap_or(false) {
+                    doubled.push(e.clone());
+                }
+            }
+            // The iterator order: user key ascending, then seqno descending (copies adjacent).
+            let order = |v: &mut Vec<(Vec<u8>, SeqNo, ValueKind, Vec<u8>)>| {
+                v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            };
+            let mut single = input.clone();
+            order(&mut single);
+            order(&mut doubled);
+            proptest::prop_assert_eq!(gc(&doubled, &snaps, bottom), gc(&single, &snaps, bottom));
+        }
     }
 
     /// What a read at `snap` sees for `key` in a list of `(key, seqno, kind, value)`.
