@@ -17,7 +17,11 @@
 //! finished slices exist twice: in the shallower file and, merged, in the new output. That is
 //! safe because readers look at shallower levels first and find the same (newest) version
 //! there, and a later merge of both copies sees two entries with the same user key and
-//! sequence number, of which garbage collection keeps one (same snapshot stripe). Deleting a
+//! sequence number, of which garbage collection keeps one (`gc`: an exact copy of the
+//! version just seen is dropped, whatever its kind; before 2026-11-30 two copies of a
+//! single delete both went to the output, which the table writer refused as keys out of
+//! order, and the database turned read-only after a crash in the middle of such a job:
+//! the MariaDB crash test found it). Deleting a
 //! shallower input early would not be safe for L0: an older L0 input could then shadow the
 //! newer data moved down.
 //!
