@@ -1,7 +1,9 @@
 //! Progressive install: a big job installed slice by slice writes exactly the entries of a
 //! one-shot run, deletes each output-level input in the slice that covers it, keeps the
 //! output level sorted and non-overlapping after every partial install, and deletes the
-//! shallower inputs only with the last slice.
+//! shallower inputs only with the last slice. A job stopped after some slices (a crash, a
+//! failed install) leaves the shallower inputs and their merged copies in the installed
+//! slices; compacting that version again gives the one-shot result.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -52,6 +54,9 @@ fn job_for(
             let seq = 1_000_000 + k;
             entries.push(if k % 7 == 0 {
                 util::del(&name, seq)
+            } else if k % 5 == 0 {
+                // Each key is put once below: a single delete keeps its contract.
+                util::sdel(&name, seq)
             } else {
                 util::put(&name, seq, "new")
             });
@@ -207,4 +212,73 @@ proptest! {
         let once = run_compaction(&job, &opts, || next.fetch_add(1, Ordering::Relaxed), 1).unwrap();
         prop_assert_eq!(progressive, read_tables(&once.new_files));
     }
+}
+
+#[test]
+fn a_job_stopped_after_a_slice_compacts_again_to_the_same_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // Not bottommost: tombstones and single deletes stay in the output.
+    let job = job_for(dir.path(), 2, 12, 80, false);
+    let slices = progressive_cuts(&job, 8192).len() + 1;
+    assert!(slices >= 3, "{slices} slices");
+    let topts = TableOptions::default();
+    // A snapshot between the puts below and the single deletes above keeps both.
+    let snapshots = [999_999];
+    let opts = riptide_compaction::CompactionOptions {
+        snapshots: &snapshots,
+        ..util::job_options(dir.path(), &topts)
+    };
+    let next = AtomicU64::new(1000);
+
+    // Install the first slice, then fail (as a crash between two installs would).
+    let mut deleted = Vec::new();
+    let mut installed = Vec::new();
+    let mut installs = 0;
+    let mut owned = job.clone();
+    let err = run_compaction_progressive(
+        &mut owned,
+        &opts,
+        || next.fetch_add(1, Ordering::Relaxed),
+        8192,
+        |edits, tables| {
+            installs += 1;
+            if installs > 1 {
+                return Err(riptide_common::Error::io(
+                    "install of slice 2",
+                    std::io::Error::other("injected"),
+                ));
+            }
+            for e in edits {
+                if let VersionEdit::DeleteFile { number, .. } = e {
+                    deleted.push(number);
+                }
+            }
+            installed.extend(tables.iter().cloned());
+            Ok(())
+        },
+    );
+    assert!(err.is_err());
+    assert!(!installed.is_empty() && !deleted.is_empty());
+
+    // The version now: every level-1 input, level 2 without the replaced files but with the
+    // first slice's outputs. Picked again, the job meets both copies of the slice's keys.
+    let mut level2: Vec<_> = job.inputs[1]
+        .1
+        .iter()
+        .filter(|f| !deleted.contains(&f.number()))
+        .cloned()
+        .chain(installed.iter().cloned())
+        .collect();
+    level2.sort_by(|a, b| a.meta.smallest_user_key().cmp(b.meta.smallest_user_key()));
+    let mut again = job.clone();
+    again.inputs = vec![(1, job.inputs[0].1.clone()), (2, level2)];
+    let redo = run_compaction(&again, &opts, || next.fetch_add(1, Ordering::Relaxed), 1).unwrap();
+    let once = run_compaction(&job, &opts, || next.fetch_add(1, Ordering::Relaxed), 1).unwrap();
+    let (redo, once) = (read_tables(&redo.new_files), read_tables(&once.new_files));
+    assert!(
+        once.iter()
+            .any(|e| e.2 == riptide_common::ValueKind::SingleDelete),
+        "the job keeps single deletes"
+    );
+    assert_eq!(redo, once);
 }
