@@ -36,6 +36,10 @@ pub fn create(server: &Server) -> Result<()> {
          to_id INT NOT NULL, amount INT NOT NULL, PRIMARY KEY (conn, seq), KEY by_from (from_id)) \
          ENGINE=RIPTIDE"
     ))?;
+    c.query_drop(format!(
+        "CREATE TABLE {DB}.xa_marker (id INT PRIMARY KEY, note VARCHAR(32) NOT NULL) \
+         ENGINE=RIPTIDE"
+    ))?;
     let rows: Vec<String> = (0..ACCOUNTS)
         .map(|i| format!("({i}, {OPENING_BALANCE})"))
         .collect();
@@ -139,4 +143,21 @@ pub fn check_retries(progress: &[Arc<Progress>]) -> Result<()> {
         bail!("{retries} retries for {done} transfers: the load is mostly lock waits");
     }
     Ok(())
+}
+
+/// The XA transaction every checkpoint holds prepared: [`prepare_xa`] leaves it so on the
+/// primary before the first checkpoint; a restored server must list it in `XA RECOVER`,
+/// keep its row invisible, and commit it by its xid.
+pub const XA_ID: &str = "riptide-backup-xa";
+
+/// Prepares [`XA_ID`] on the primary (one row in `xa_marker`) and leaves it prepared; the
+/// returned connection holds it until dropped (the transaction stays prepared after that
+/// too, as MariaDB keeps an XA PREPAREd transaction of a closed connection).
+pub fn prepare_xa(server: &Server) -> Result<mysql::Conn> {
+    let mut c = server.connect(Some(DB))?;
+    c.query_drop(format!("XA START '{XA_ID}'"))?;
+    c.query_drop("INSERT INTO xa_marker VALUES (1, 'prepared before the checkpoints')")?;
+    c.query_drop(format!("XA END '{XA_ID}'"))?;
+    c.query_drop(format!("XA PREPARE '{XA_ID}'"))?;
+    Ok(c)
 }

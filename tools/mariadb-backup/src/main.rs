@@ -12,7 +12,9 @@
 //! as `--riptide-data-dir`) and checked ([`verify`]). It must hold every transfer
 //! acknowledged before it began, none sent after it ended, each transfer whole; its ledger
 //! must explain every balance, CHECK TABLE must pass, and every index must agree with its
-//! table. The writers' stall at each checkpoint (the engine's own figure, from the error
+//! table. An XA transaction prepared before the first checkpoint (and never finished on the
+//! primary) must be listed by `XA RECOVER` in every restored server, its row invisible until
+//! `XA COMMIT` there makes it visible. The writers' stall at each checkpoint (the engine's own figure, from the error
 //! log) is reported.
 //!
 //! Exit status 0 only if every checkpoint verified.
@@ -123,9 +125,11 @@ fn run(cli: &Cli) -> Result<()> {
     primary.install()?;
     primary.start(&server_args())?;
     load::create(&primary)?;
+    let xa = load::prepare_xa(&primary).context("preparing the XA transaction")?;
 
     let (checkpoints, transfers, load_time) = take_checkpoints(cli, &dir, &primary, seed)?;
     let stalls = logged_checkpoints(&primary.log_since_start());
+    drop(xa);
     primary.shutdown()?;
     if stalls.len() != checkpoints.len() {
         bail!(
@@ -163,7 +167,8 @@ fn run(cli: &Cli) -> Result<()> {
     println!(
         "riptide-mariadb-backup: passed: {} checkpoints taken under load ({transfers} transfers \
          in {:.1} s, {:.0}/s) and verified in a second server each, the last holding \
-         {largest} transfers; {in_flight} transfers in flight at a checkpoint were in it, whole; writers held off per checkpoint \
+         {largest} transfers; {in_flight} transfers in flight at a checkpoint were in it, whole; \
+         a prepared XA transaction listed by XA RECOVER and committed in each; writers held off per checkpoint \
          min / median / max {} / {} / {} us; a checkpoint took {} / {} / {} ms; a restored \
          server started in {} ms (median)",
         checkpoints.len(),

@@ -2,7 +2,9 @@
 //! TABLE passes; money is neither made nor lost (no transfer by half); each connection's
 //! ledger is exactly its first k transfers, with k at least what was acknowledged before the
 //! checkpoint began and at most what was sent before it ended; replaying the ledger gives
-//! every account's balance; every secondary index holds exactly its table's rows.
+//! every account's balance; every secondary index holds exactly its table's rows; the XA
+//! transaction prepared before the checkpoint is listed by `XA RECOVER`, invisible, and
+//! commits by its xid.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use anyhow::{Context as _, Result, bail};
 use mysql::prelude::Queryable;
 use riptide_mariadb_server::Server;
 
-use crate::load::{ACCOUNTS, DB, OPENING_BALANCE};
+use crate::load::{ACCOUNTS, DB, OPENING_BALANCE, XA_ID};
 
 /// What each connection's ledger in a checkpoint may hold: from `lo` to `hi` transfers.
 #[derive(Clone, Copy, Debug)]
@@ -175,9 +177,37 @@ fn check(server: &Server, cp: &Checkpoint) -> Result<Verified> {
             );
         }
     }
+    check_prepared_xa(&mut c)?;
     Ok(Verified {
         transfers,
         in_flight,
         start: std::time::Duration::ZERO,
     })
+}
+
+/// The XA transaction the primary left prepared (`load::prepare_xa`): listed by `XA
+/// RECOVER`, its row not visible, then visible once `XA COMMIT` finishes it here.
+fn check_prepared_xa(c: &mut mysql::Conn) -> Result<()> {
+    let listed: Vec<(i64, i64, i64, String)> = c.query("XA RECOVER")?;
+    if !listed
+        .iter()
+        .any(|(format, _, _, data)| *format == 1 && data == XA_ID)
+    {
+        bail!("XA RECOVER does not list the prepared transaction '{XA_ID}': {listed:?}");
+    }
+    let visible: i64 = c
+        .query_first("SELECT COUNT(*) FROM xa_marker")?
+        .context("no row")?;
+    if visible != 0 {
+        bail!("the row of the prepared transaction '{XA_ID}' is visible before XA COMMIT");
+    }
+    c.query_drop(format!("XA COMMIT '{XA_ID}'"))
+        .with_context(|| format!("XA COMMIT '{XA_ID}' in the restored server"))?;
+    let visible: i64 = c
+        .query_first("SELECT COUNT(*) FROM xa_marker")?
+        .context("no row")?;
+    if visible != 1 {
+        bail!("after XA COMMIT '{XA_ID}' the table holds {visible} rows, expected its 1");
+    }
+    Ok(())
 }
