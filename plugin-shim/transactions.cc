@@ -78,6 +78,8 @@ bool in_multi_statement(THD *thd)
 static void end_txn(Riptide_trx *trx)
 {
   trx->attached_bulk_rows= 0;
+  trx->server_prepared= false;
+  trx->committed_in_order= false;
   {
     std::lock_guard<std::mutex> guard(trx->interrupter_mutex);
     riptide_hinterrupt_destroy(trx->interrupter);
@@ -308,11 +310,49 @@ static bool end_statement(Riptide_trx *trx, bool success)
   return false;
 }
 
+/* The server's two-phase commit, in the coordinator's commit order (binary log order),
+   serialised and possibly on another connection's thread (the group commit leader's;
+   the owner waits meanwhile): commits the prepared session here, so that transactions
+   become visible in binary log order. START TRANSACTION WITH CONSISTENT SNAPSHOT then sees
+   exactly what the binary log holds up to the position it reports (Binlog_snapshot_file /
+   _position: mariadb-dump --single-transaction --master-data provisions replicas from it;
+   mtr riptide.binlog_snapshot). Not synced (the binary log holds the outcome: see
+   riptide_prepare) and never waiting for a lock: a write and a memtable insert. It cannot
+   raise an error; riptide_commit reports what it left. */
+static void riptide_commit_ordered(handlerton *, THD *thd, bool all)
+{
+  Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
+  if (!trx || !trx->txn || !trx->server_prepared || trx->committed_in_order ||
+      (!all && in_multi_statement(thd)))
+    return;
+  char *err= nullptr;
+  trx->ordered_memory= riptide_hsession_approximate_memory(trx->txn);
+  trx->ordered_status= riptide_hsession_commit(trx->txn, &err);
+  trx->ordered_message=
+      trx->ordered_status == RIPTIDE_OK ? std::string() : riptide_take_message(trx->ordered_status, err);
+  trx->committed_in_order= true;
+}
+
 static int riptide_commit(handlerton *, THD *thd, bool all)
 {
   Riptide_trx *trx= static_cast<Riptide_trx *>(thd_get_ha_data(thd, riptide_hton));
   if (!trx || !trx->txn)
     return 0;
+  if (trx->committed_in_order)
+  {
+    /* commit_ordered committed it: report the outcome, end the session. */
+    riptide_status_t st= trx->ordered_status;
+    std::string msg= std::move(trx->ordered_message);
+    size_t held= trx->ordered_memory;
+    end_txn(trx);
+    trim_after(held);
+    if (st == RIPTIDE_OK)
+      return 0;
+    push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                        "RIPTIDE: commit failed: %s", msg.c_str());
+    sql_print_warning("RIPTIDE: commit failed: %s", msg.c_str());
+    return riptide_ha_error(st, Riptide_call::TRANSACTION);
+  }
   if (!all && in_multi_statement(thd))
     /* The end of a statement inside a transaction: keep its writes. */
     return end_statement(trx, true) ? 0 : HA_ERR_INTERNAL_ERROR;
@@ -444,6 +484,7 @@ static int riptide_prepare(handlerton *, THD *thd, bool all)
      the same way. */
   if (!thd->transaction->xid_state.is_explicit_XA())
   {
+    trx->server_prepared= true;
     st= riptide_hsession_set_commit_sync(trx->txn, false, &err);
     if (st != RIPTIDE_OK)
       sql_print_warning("RIPTIDE: the commit after prepare will sync its WAL record: %s",
@@ -658,6 +699,7 @@ static int riptide_start_consistent_snapshot(handlerton *hton, THD *thd)
 void riptide_transactions_init(handlerton *hton)
 {
   hton->commit= riptide_commit;
+  hton->commit_ordered= riptide_commit_ordered;
   hton->rollback= riptide_rollback;
   hton->close_connection= riptide_close_connection;
   hton->savepoint_offset= sizeof(uint64_t);

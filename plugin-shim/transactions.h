@@ -53,6 +53,17 @@ struct Riptide_trx
   /* Rows of earlier statements in the load the session took up at this statement's start
      (0: none): a failure of the statement discards them, and the client is told. */
   uint64_t attached_bulk_rows= 0;
+  /* Prepared by the server's own two-phase commit (binary log or TC log; not a user's XA
+     PREPARE): the session commits in commit_ordered, in the coordinator's order. */
+  bool server_prepared= false;
+  /* commit_ordered committed the session (possibly from another connection's thread: the
+     binary log's group commit leader); commit() then only reports its outcome and ends the
+     session. commit_ordered cannot raise errors: it leaves the status and message here. */
+  bool committed_in_order= false;
+  riptide_status_t ordered_status= RIPTIDE_OK;
+  std::string ordered_message;
+  /* The session's memory when commit_ordered committed it (for trim_after). */
+  size_t ordered_memory= 0;
   /* MariaDB key number of the connection's last duplicate-key failure (info(ERRKEY)).
      Kept per connection, as InnoDB keeps it per transaction: a partitioned table asks the
      partition it used last, which is not the one that failed when a row moving to another
