@@ -1046,23 +1046,22 @@ impl DbInner {
 
     /// The group-commit leader's work: make room, number, log, apply, publish. An I/O error
     /// (the WAL's) makes the database read-only (see [`Self::note_wal_failure`]).
-    fn commit_group(&self, group: &mut Vec<Queued>) -> Result<()> {
-        let sync = group.iter().any(|q| q.sync);
-        let mut batches: Vec<RawBatch> = group.drain(..).map(|q| q.batch).collect();
-        let res = self.commit_group_inner(&mut batches, sync);
+    fn commit_group(&self, group: &mut [Queued]) -> Result<()> {
+        let res = self.commit_group_inner(group);
         if let Err(e) = &res {
             self.note_wal_failure(e);
         }
         res
     }
 
-    fn commit_group_inner(&self, group: &mut [RawBatch], sync: bool) -> Result<()> {
+    fn commit_group_inner(&self, group: &mut [Queued]) -> Result<()> {
+        let sync = group.iter().any(|q| q.sync);
         let _w = self.write_lock.lock();
         self.check_writable()?;
         // Column families are only created or dropped under `write_lock`, so this map is
         // stable for the whole group.
         let cfs = self.cfs.read();
-        let group_bytes: u64 = group.iter().map(|b| b.size_in_bytes() as u64).sum();
+        let group_bytes: u64 = group.iter().map(|q| q.batch.size_in_bytes() as u64).sum();
         self.apply_back_pressure(&cfs, group_bytes)?;
         for cf in cfs.values() {
             let mem = cf.view().mem.approximate_memory_usage();
@@ -1080,7 +1079,7 @@ impl DbInner {
 
         let first = self.last_seqno.load(Ordering::Acquire) + 1;
         let mut next = first;
-        for b in group.iter_mut() {
+        for b in group.iter_mut().map(|q| &mut q.batch) {
             if is_prepare(b) {
                 // Prepared writes get their sequence numbers when they commit.
                 continue;
@@ -1088,15 +1087,15 @@ impl DbInner {
             b.set_seqno(next);
             next += b.len() as u64;
         }
-        let marked = group.iter().any(|b| b.marker().is_some());
+        let marked = group.iter().any(|q| q.batch.marker().is_some());
         // Each batch fits a WAL record (write_raw); merged, they might not.
         let oversized = group
             .iter()
-            .map(|b| b.data().len())
+            .map(|q| q.batch.data().len())
             .fold(0usize, usize::saturating_add)
             > MAX_BATCH_LEN;
         match &*group {
-            [single] => self.wal.append_all(&[single.data()], sync)?,
+            [single] => self.wal.append_all(&[single.batch.data()], sync)?,
             many if marked || oversized => {
                 // Two-phase-commit records each keep their own marker, and a group too large
                 // for one record is logged batch by batch: one WAL record each (each batch
@@ -1104,7 +1103,7 @@ impl DbInner {
                 // groups under the record limit, so no single write is unbounded.
                 let mut payloads: Vec<&[u8]> = Vec::with_capacity(many.len());
                 let mut bytes = 0usize;
-                for b in many {
+                for b in many.iter().map(|q| &q.batch) {
                     if !payloads.is_empty() && bytes.saturating_add(b.data().len()) > MAX_BATCH_LEN
                     {
                         self.wal.append_all(&payloads, sync)?;
@@ -1118,23 +1117,23 @@ impl DbInner {
             }
             many => {
                 let mut merged = RawBatch::new();
-                for b in many {
-                    merged.append(b);
+                for q in many {
+                    merged.append(&q.batch);
                 }
                 merged.set_seqno(first);
                 self.wal.append_all(&[merged.data()], sync)?;
             }
         }
         if marked {
-            for b in group.iter() {
-                self.prepared.note_logged(b);
+            for q in group.iter() {
+                self.prepared.note_logged(&q.batch);
             }
         }
 
         // Most groups write one column family: remember the last memtable looked up.
         let mut last: Option<(CfId, Arc<Memtable>)> = None;
         let mut user_bytes = 0u64;
-        for b in group.iter().filter(|b| !is_prepare(b)) {
+        for b in group.iter().map(|q| &q.batch).filter(|b| !is_prepare(b)) {
             for (seqno, entry) in (b.seqno()..).zip(b.iter()) {
                 let entry = entry?;
                 let mem = match &last {
