@@ -52,9 +52,6 @@ pub struct GcStats {
     pub entries_out: u64,
     /// Point versions dropped because a range tombstone of their stripe covers them.
     pub range_deleted: u64,
-    /// Exact copies of a version (same user key and sequence number) dropped: what an
-    /// interrupted progressive compaction leaves in two levels (`crate::progressive`).
-    pub duplicates: u64,
 }
 
 /// The range tombstones of one flush or compaction, fragmented separately in each snapshot
@@ -205,7 +202,6 @@ pub fn copy_with_gc_and_range_dels(
             // version and its merged copy below; merging both meets it twice. Whatever the
             // first copy's fate, the second adds nothing (a single delete must not be kept
             // twice: the output would hold one key twice).
-            stats.duplicates += 1;
             input.next()?;
             continue;
         }
@@ -248,7 +244,6 @@ pub fn copy_with_gc_and_range_dels(
                     break;
                 }
                 stats.entries_in += 1;
-                stats.duplicates += 1;
                 input.next()?;
             }
             if input.valid() {
