@@ -605,6 +605,12 @@ impl Options {
             },
         ),
         opt!(
+            block_align: bool,
+            "Start every data block of a table written without compression at a multiple of \
+             block_size (a power of two), so a block read is one page (RocksDB block_align; \
+             aligned tables need this build or newer)"
+        ),
+        opt!(
             bytes_per_sync: u64(64, 0, TIB),
             "While a table is written, start writing every further this many bytes to the \
              device, so reads do not queue behind one burst at its sync; 0 for never \

@@ -45,9 +45,18 @@ pub const FOOTER_TAIL_LEN: usize = 12;
 /// The magic number at the end of every table: the bytes `RIPTDSST`.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"RIPTDSST");
 
-/// The format version this crate writes. It reads this one and every older one
-/// ([`OLDEST_FORMAT_VERSION`]`..=FORMAT_VERSION`).
+/// The format version this crate writes tables in, unless their data blocks are aligned
+/// ([`ALIGNED_FORMAT_VERSION`]).
 pub const FORMAT_VERSION: u32 = 2;
+
+/// The format version of a table whose data blocks start at multiples of its block size,
+/// zero bytes padding the gap after each one (`TableOptions::block_align`); otherwise as
+/// version 2. Older builds refuse these tables rather than misread their padding.
+pub const ALIGNED_FORMAT_VERSION: u32 = 3;
+
+/// The newest format version this crate reads: it reads every version from
+/// [`OLDEST_FORMAT_VERSION`] to this one.
+pub const NEWEST_FORMAT_VERSION: u32 = ALIGNED_FORMAT_VERSION;
 
 /// The oldest format version this crate reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
@@ -56,7 +65,7 @@ pub const OLDEST_FORMAT_VERSION: u32 = 1;
 pub fn footer_len(version: u32) -> Option<usize> {
     match version {
         1 => Some(MIN_FOOTER_LEN),
-        2 => Some(FOOTER_LEN),
+        2 | ALIGNED_FORMAT_VERSION => Some(FOOTER_LEN),
         _ => None,
     }
 }
@@ -173,7 +182,7 @@ impl Footer {
         let len = footer_len(version).ok_or_else(|| {
             Error::corruption(format!(
                 "format version {version} not supported (this build reads versions \
-                 {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
+                 {OLDEST_FORMAT_VERSION} to {NEWEST_FORMAT_VERSION})"
             ))
         })?;
         let footer = bytes
@@ -274,12 +283,12 @@ mod tests {
                     .contains("not a Riptide table")
             );
             let mut bad = b.clone();
-            bad[len - 12] = 3;
+            bad[len - 12] = 4;
             assert!(
                 Footer::decode(&bad)
                     .unwrap_err()
                     .to_string()
-                    .contains("format version 3 not supported")
+                    .contains("format version 4 not supported (this build reads versions 1 to 3)")
             );
             for i in 0..len - 8 {
                 let mut bad = b.clone();

@@ -52,6 +52,10 @@ pub struct TableProperties {
     pub block_size: u64,
     /// Restart interval of the data blocks.
     pub restart_interval: u64,
+    /// The alignment of the data blocks: each starts at a multiple of it, zero bytes padding
+    /// the gap after the one before (`TableOptions::block_align`); 0 when blocks are packed
+    /// one after another. Optional (absent: 0); nonzero only in format version 3.
+    pub block_align: u64,
     /// When the writer finished, in seconds since the Unix epoch.
     pub creation_time: u64,
     /// Format version of the file.
@@ -79,12 +83,14 @@ impl Default for TableProperties {
             bloom_bits_per_key: 0,
             block_size: 0,
             restart_interval: 0,
+            block_align: 0,
             creation_time: 0,
             format_version: FORMAT_VERSION,
         }
     }
 }
 
+const P_BLOCK_ALIGN: &str = "riptide.block_align";
 const P_BLOCK_SIZE: &str = "riptide.block_size";
 const P_BLOOM_BITS: &str = "riptide.bloom_bits_per_key";
 const P_COMPRESSION: &str = "riptide.compression";
@@ -151,6 +157,9 @@ impl TableProperties {
             (P_SMALLEST_KEY, self.smallest_key.clone()),
             (P_TOMBSTONES, varint(self.tombstones)),
         ];
+        if self.block_align != 0 {
+            props.push((P_BLOCK_ALIGN, varint(self.block_align)));
+        }
         props.sort_by(|a, b| a.0.cmp(b.0));
         let mut b = BlockBuilder::new(1);
         for (name, value) in &props {
@@ -166,6 +175,8 @@ impl TableProperties {
         let mut seen: Vec<String> = Vec::new();
         let mut level = 0i32;
         let mut comp: Option<Vec<u8>> = None;
+        // Known names that are not required.
+        let mut optional = 0usize;
         let mut it = block.iter();
         it.seek_to_first()?;
         while it.valid() {
@@ -176,6 +187,11 @@ impl TableProperties {
                 Ok(())
             };
             let known = match name {
+                P_BLOCK_ALIGN => {
+                    num(&mut p.block_align)?;
+                    optional += 1;
+                    true
+                }
                 P_BLOCK_SIZE => num(&mut p.block_size).map(|()| true)?,
                 P_BLOOM_BITS => {
                     let n = decode_varint(name, v)?;
@@ -242,10 +258,10 @@ impl TableProperties {
             }
         };
         const REQUIRED: usize = 19;
-        if seen.len() < REQUIRED {
+        if seen.len() - optional < REQUIRED {
             return Err(Error::corruption(format!(
                 "properties block has {} of the {REQUIRED} required properties",
-                seen.len()
+                seen.len() - optional
             )));
         }
         Ok(p)
@@ -281,5 +297,14 @@ mod tests {
         };
         let block = Block::new(p.encode()).unwrap();
         assert_eq!(TableProperties::decode(&block).unwrap(), p);
+        // The optional alignment: written only when nonzero, read back, not counted among
+        // the required names.
+        assert!(!p.encode().windows(19).any(|w| w == b"riptide.block_align"));
+        let aligned = TableProperties {
+            block_align: 4096,
+            ..p.clone()
+        };
+        let block = Block::new(aligned.encode()).unwrap();
+        assert_eq!(TableProperties::decode(&block).unwrap(), aligned);
     }
 }

@@ -27,8 +27,12 @@ use crate::block::{Block, BlockIter};
 use crate::cache::{BlockCache, CacheId, CachedBlock};
 use crate::compression::{TYPE_NONE, TYPE_ZSTD, decompress_zstd};
 use crate::filter::BloomFilter;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, MIN_FOOTER_LEN};
-use crate::options::{SMALL_FILTER_PINNED, TableReadOptions};
+use crate::format::{
+    ALIGNED_FORMAT_VERSION, BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, MIN_FOOTER_LEN,
+};
+use crate::options::{
+    MAX_ALIGNED_BLOCK_SIZE, MIN_ALIGNED_BLOCK_SIZE, SMALL_FILTER_PINNED, TableReadOptions,
+};
 use crate::properties::TableProperties;
 use crate::table_iter::TableIterator;
 
@@ -175,6 +179,29 @@ impl AutoReadahead {
             self.buf = Readahead::new(0);
         }
         self.next_offset = offset.saturating_add(len);
+    }
+}
+
+/// Checks a table's data block alignment against its format version: an aligned table
+/// (format 3) names a power of two from 512 to 1 MiB, older formats none.
+fn check_alignment(props: &TableProperties) -> Result<()> {
+    let align = props.block_align;
+    let aligned = props.format_version >= ALIGNED_FORMAT_VERSION;
+    let valid = align.is_power_of_two()
+        && (MIN_ALIGNED_BLOCK_SIZE as u64..=MAX_ALIGNED_BLOCK_SIZE as u64).contains(&align);
+    match (aligned, align) {
+        (false, 0) => Ok(()),
+        (true, _) if valid => Ok(()),
+        (false, a) => Err(Error::corruption(format!(
+            "format version {} table claims data block alignment {a} (only version \
+             {ALIGNED_FORMAT_VERSION} aligns)",
+            props.format_version
+        ))),
+        (true, a) => Err(Error::corruption(format!(
+            "aligned table (format version {}) has data block alignment {a}, not a power of \
+             two from {MIN_ALIGNED_BLOCK_SIZE} to {MAX_ALIGNED_BLOCK_SIZE}",
+            props.format_version
+        ))),
     }
 }
 
@@ -506,6 +533,8 @@ impl Table {
             .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
         props.file_size = file_size;
         props.format_version = footer.version;
+        check_alignment(&props)
+            .map_err(|e| table.block_error(e, "properties", footer.properties.offset))?;
         table.props = props;
         table.load_range_tombstones(footer.range_del)?;
         match cached {
@@ -598,7 +627,23 @@ impl Table {
         Ok(index)
     }
 
-    /// Checks that index entries decode to contiguous, in-bounds handles; returns their count.
+    /// `offset` rounded up to the data blocks' alignment (itself when they are packed).
+    fn aligned_up(&self, offset: u64) -> u64 {
+        match self.props.block_align {
+            0 => offset,
+            a => offset.div_ceil(a).saturating_mul(a),
+        }
+    }
+
+    /// The bytes from the start of data block `handle` to the start of the next one: the
+    /// block, its trailer, and in an aligned table the padding after it.
+    pub(crate) fn block_span(&self, handle: BlockHandle) -> u64 {
+        let end = handle.offset + handle.size + BLOCK_TRAILER_LEN as u64;
+        self.aligned_up(end) - handle.offset
+    }
+
+    /// Checks that index entries decode to contiguous (in an aligned table: separated by
+    /// padding shorter than the alignment), in-bounds handles; returns their count.
     fn check_index(&self, index: &Block) -> Result<u64> {
         let mut it = index.iter();
         it.seek_to_first()?;
@@ -607,9 +652,12 @@ impl Table {
         while it.valid() {
             parse_internal_key(it.key())?;
             let h = BlockHandle::decode(it.value())?;
-            if h.offset != expected_offset {
+            // In an aligned table the block after a padding gap starts at the next
+            // multiple of the alignment (the gap is shorter than one alignment).
+            let want = self.aligned_up(expected_offset);
+            if h.offset != want {
                 return Err(Error::corruption(format!(
-                    "index entry {n} points at offset {}, expected {expected_offset}",
+                    "index entry {n} points at offset {}, expected {want}",
                     h.offset
                 )));
             }
@@ -745,7 +793,7 @@ impl Table {
         auto: &mut AutoReadahead,
         span_end: impl FnOnce() -> Result<Option<u64>>,
     ) -> Result<Arc<Block>> {
-        auto.follow(handle.offset, handle.size + BLOCK_TRAILER_LEN as u64);
+        auto.follow(handle.offset, self.block_span(handle));
         let Some(cache) = &self.cache else {
             return self.data_block(handle);
         };
@@ -1047,8 +1095,8 @@ impl Table {
         }
         let sample = second.filter(|h| h.offset < end).unwrap_or(first);
         let entries = self.entries_of_block(sample)? as f64;
-        let span = (sample.size + BLOCK_TRAILER_LEN as u64) as f64;
-        let first_span = first.size + BLOCK_TRAILER_LEN as u64;
+        let span = self.block_span(sample) as f64;
+        let first_span = self.block_span(first);
         let inside = bytes.saturating_sub(first_span);
         Ok(EntryEstimate {
             about: (bytes as f64 * entries / span).round() as u64,
@@ -1269,6 +1317,35 @@ mod tests {
                 encode_seek_key(&mut buf, uk, snapshot);
                 assert_eq!(buf, riptide_common::key::seek_key(uk, snapshot));
             }
+        }
+    }
+
+    #[test]
+    fn alignment_must_match_the_format_version() {
+        let props = |format_version, block_align| TableProperties {
+            format_version,
+            block_align,
+            ..TableProperties::default()
+        };
+        for ok in [
+            props(1, 0),
+            props(2, 0),
+            props(3, 512),
+            props(3, 4096),
+            props(3, 1 << 20),
+        ] {
+            check_alignment(&ok).unwrap();
+        }
+        for bad in [
+            props(2, 4096),
+            props(3, 0),
+            props(3, 4000),
+            props(3, 256),
+            props(3, 2 << 20),
+        ] {
+            let e = check_alignment(&bad).unwrap_err();
+            assert_eq!(e.kind(), riptide_common::ErrorKind::Corruption, "{e}");
+            assert!(e.to_string().contains("alignment"), "{e}");
         }
     }
 }

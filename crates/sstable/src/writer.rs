@@ -15,7 +15,9 @@ use riptide_common::{Error, IoResultExt, Result, SeqNo, ValueKind};
 use crate::block::{BlockBuilder, common_prefix_len};
 use crate::compression::{BlockCompressor, TYPE_NONE};
 use crate::filter::BloomFilterBuilder;
-use crate::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer};
+use crate::format::{
+    ALIGNED_FORMAT_VERSION, BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer,
+};
 use crate::options::TableOptions;
 use crate::properties::TableProperties;
 
@@ -57,6 +59,23 @@ impl BlockSink {
         self.offset += (stored.len() + BLOCK_TRAILER_LEN) as u64;
         Ok(handle)
     }
+
+    /// Writes zero bytes up to the next multiple of `align` (nothing if the offset is one);
+    /// returns how many.
+    fn pad_to(&mut self, align: u64, path: &Path) -> Result<u64> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        let mut pad = (align - self.offset % align) % align;
+        let padded = pad;
+        while pad > 0 {
+            let n = pad.min(ZEROS.len() as u64) as usize;
+            self.file
+                .write_all(ZEROS.get(..n).unwrap_or_default())
+                .at("write table", path)?;
+            pad -= n as u64;
+        }
+        self.offset += padded;
+        Ok(padded)
+    }
 }
 
 /// Writes a new table file. Point entries must be added in strictly increasing
@@ -78,6 +97,8 @@ pub struct TableWriter {
     /// Range tombstones, in the order added (sorted at finish).
     tombstones: Vec<RangeTombstone>,
     failed: Option<Error>,
+    /// Each data block starts at a multiple of this (`TableOptions::data_block_alignment`).
+    align: Option<u64>,
 }
 
 impl std::fmt::Debug for TableWriter {
@@ -119,6 +140,7 @@ impl TableWriter {
     pub fn create_in(fs: FsRef, path: &Path, opts: TableOptions) -> Result<Self> {
         opts.validate()?;
         let compressor = BlockCompressor::new(opts.compression)?;
+        let align = opts.data_block_alignment();
         let file = fs.create(path, CreateMode::New).at("create table", path)?;
         Ok(TableWriter {
             fs,
@@ -142,11 +164,18 @@ impl TableWriter {
                 bloom_bits_per_key: opts.bloom_bits_per_key,
                 block_size: opts.block_size as u64,
                 restart_interval: opts.restart_interval as u64,
+                block_align: align.unwrap_or(0),
+                format_version: if align.is_some() {
+                    ALIGNED_FORMAT_VERSION
+                } else {
+                    FORMAT_VERSION
+                },
                 ..TableProperties::default()
             },
             opts,
             tombstones: Vec::new(),
             failed: None,
+            align,
         })
     }
 
@@ -195,9 +224,16 @@ impl TableWriter {
                 value.len()
             )));
         }
+        // An aligned block must fit its page with its trailer.
+        let trailer = if self.align.is_some() {
+            BLOCK_TRAILER_LEN
+        } else {
+            0
+        };
         if !self.data_block.is_empty()
             && self.data_block.estimated_size()
                 + BlockBuilder::entry_size_bound(internal_key.len(), value.len())
+                + trailer
                 > self.opts.block_size
         {
             self.flush_data_block()?;
@@ -279,6 +315,10 @@ impl TableWriter {
 
     fn flush_data_block(&mut self) -> Result<()> {
         let compress = true;
+        if let Some(align) = self.align {
+            let r = self.sink.pad_to(align, &self.path);
+            self.props.data_size += self.record(r)?;
+        }
         let r = self
             .sink
             .write_block(self.data_block.finish(), compress, &self.path);
@@ -387,7 +427,7 @@ impl TableWriter {
             filter: filter_handle,
             properties: props_handle,
             range_del: range_del_handle,
-            version: FORMAT_VERSION,
+            version: self.props.format_version,
         }
         .encode()?;
         self.sink.file.write_all(&footer).at("write table", &path)?;

@@ -31,12 +31,12 @@ fn wrong_magic_and_future_version() {
 
     let path = dir.path().join("future.sst");
     let mut b = bytes.clone();
-    b[n - 12..n - 8].copy_from_slice(&3u32.to_le_bytes());
+    b[n - 12..n - 8].copy_from_slice(&4u32.to_le_bytes());
     std::fs::write(&path, &b).unwrap();
     let e = Table::open(&path, None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(
-        e.to_string().contains("format version 3 not supported"),
+        e.to_string().contains("format version 4 not supported"),
         "{e}"
     );
 

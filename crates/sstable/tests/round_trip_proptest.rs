@@ -49,9 +49,10 @@ fn arb_opts() -> impl Strategy<Value = TableOptions> {
         any::<bool>(),
         prop::sample::select(vec![0u32, 1, 10]),
         prop::sample::select(vec![0u64, 512, 1 << 20]),
+        any::<bool>(),
     )
         .prop_map(
-            |(block_size, restart_interval, zstd, bloom, bytes_per_sync)| TableOptions {
+            |(block_size, restart_interval, zstd, bloom, bytes_per_sync, align)| TableOptions {
                 block_size,
                 restart_interval,
                 compression: if zstd {
@@ -61,6 +62,8 @@ fn arb_opts() -> impl Strategy<Value = TableOptions> {
                 },
                 bloom_bits_per_key: bloom,
                 bytes_per_sync,
+                // Aligned blocks need a power-of-two size of 512 or more.
+                block_align: align && block_size >= 512,
             },
         )
 }
