@@ -111,6 +111,7 @@ const SERVER_OPTIONS: &[Decl] = &[
         name: "block_align",
         default: Some("ON"),
     },
+    engine("block_size"),
     engine("max_open_files"),
     engine("target_file_size"),
     engine("max_total_wal_size"),
