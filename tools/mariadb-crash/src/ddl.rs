@@ -9,6 +9,8 @@
 //! or after the step in flight; its rows must be the expected ones through the primary key
 //! and through every index it has; CHECK TABLE must pass; and the bulk-loaded table must
 //! hold all or none of the rows of each load (all once its COMMIT was acknowledged).
+//! Meanwhile another connection writes rows of its own into the table
+//! ([`crate::ddl_writer`]); the checks here read the table's own rows (`id <= ROWS`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,6 +22,7 @@ use mysql::prelude::Queryable;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::ddl_writer::{WriterState, verify_writer};
 use crate::worker::Shared;
 
 /// Rows of the DDL table (`id` 1..=ROWS).
@@ -193,7 +196,8 @@ fn bulk_load(conn: &mut Conn, state: &mut DdlState, binlog: bool) -> Result<()> 
         conn.query_drop(sql).with_context(|| format!("`{sql}`"))?;
     }
     for (n, (id_offset, a_offset)) in BULK_PARTS.iter().enumerate() {
-        let select = format!("SELECT id + {id_offset}, a + {a_offset}, b FROM ddl_t");
+        let select =
+            format!("SELECT id + {id_offset}, a + {a_offset}, b FROM ddl_t WHERE id <= {ROWS}");
         let statements = if n + 1 < BULK_PARTS.len() {
             // One transaction: acknowledged by its COMMIT.
             vec![
@@ -205,8 +209,8 @@ fn bulk_load(conn: &mut Conn, state: &mut DdlState, binlog: bool) -> Result<()> 
             // Autocommit statements: the load is held past each, invisible, and written
             // (all of it or nothing) when the variable returns to 0, which acknowledges it.
             vec![
-                format!("INSERT INTO ddl_bulk {select} WHERE id % 2 = 0"),
-                format!("INSERT INTO ddl_bulk {select} WHERE id % 2 = 1"),
+                format!("INSERT INTO ddl_bulk {select} AND id % 2 = 0"),
+                format!("INSERT INTO ddl_bulk {select} AND id % 2 = 1"),
                 "SET SESSION riptide_bulk_load = 0".to_string(),
             ]
         };
@@ -230,7 +234,9 @@ fn read_shape(conn: &mut Conn) -> Result<Shape> {
         "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'ddl_t'",
     )?;
-    let sum_a: Option<i64> = conn.query_first("SELECT CAST(SUM(a) AS SIGNED) FROM ddl_t")?;
+    let sum_a: Option<i64> = conn.query_first(format!(
+        "SELECT CAST(SUM(a) AS SIGNED) FROM ddl_t WHERE id <= {ROWS}"
+    ))?;
     Ok(Shape {
         ka: indexes.iter().any(|i| i == "ka"),
         ub: indexes.iter().any(|i| i == "ub"),
@@ -250,8 +256,9 @@ fn want_sums(s: Shape) -> (i64, i64, i64) {
 }
 
 /// Checks the DDL tables after a restart, and settles the step in flight (`state.done`
-/// moves past it if it took effect). Returns the rows compared.
-pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState) -> Result<u64> {
+/// moves past it if it took effect) and the writer's statement in flight. Returns the rows
+/// compared.
+pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState, writer: &mut WriterState) -> Result<u64> {
     let got = read_shape(conn)?;
     let before = shape_after(state.done);
     let after = shape_after(state.done + 1);
@@ -292,7 +299,8 @@ pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState) -> Result<u64> {
         };
         let sql = format!(
             "SELECT COUNT(*), CAST(SUM(id) AS SIGNED), CAST(SUM(a) AS SIGNED), \
-             CAST(SUM(LENGTH(b)) AS SIGNED){extra} FROM ddl_t FORCE INDEX ({index}) WHERE {cond}"
+             CAST(SUM(LENGTH(b)) AS SIGNED){extra} FROM ddl_t FORCE INDEX ({index}) \
+             WHERE {cond} AND id <= {ROWS}"
         );
         let row: Option<(i64, i64, i64, i64, i64, i64)> = conn.query_first(&sql)?;
         let want = (
@@ -308,6 +316,15 @@ pub fn verify_ddl(conn: &mut Conn, state: &mut DdlState) -> Result<u64> {
         }
         rows += ROWS as u64;
     }
+    let mut indexes = Vec::new();
+    if got.ka {
+        // The writer's rows go below 0 when the table's `a` is shifted back under them.
+        indexes.push(("ka", "a > -2000000000"));
+    }
+    if got.ub {
+        indexes.push(("ub", "b >= ''"));
+    }
+    rows += verify_writer(conn, writer, &indexes)?;
     check_table(conn, "ddl_t")?;
 
     let exists: Option<i64> = conn.query_first(

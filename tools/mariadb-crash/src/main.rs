@@ -14,7 +14,8 @@
 //! Beside them one more connection runs DDL in a cycle on tables of its own ([`ddl`]): index
 //! builds and drops, instant column changes, a copying ALTER, a bulk load; after the restart
 //! each table's definition is the one before or after the DDL in flight, and agrees with
-//! its rows and indexes.
+//! its rows and indexes. A writer inserts, updates and deletes rows of its own in the DDL
+//! table meanwhile ([`ddl_writer`]), so online index builds run under concurrent writes.
 //! Then a clean shutdown, and the next round on the same data directory with new options.
 //! Rounds alternate the binary log on (two-phase commit through Riptide's XA handlerton,
 //! recovery from the binlog) and off.
@@ -22,6 +23,7 @@
 //! Exit status 0 only if every round verified.
 
 mod ddl;
+mod ddl_writer;
 mod model;
 mod server;
 mod verify;
@@ -41,6 +43,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::ddl::DdlState;
+use crate::ddl_writer::WriterState;
 use crate::model::{MAX_CONNECTIONS, Part, SCHEMA, fences};
 use crate::server::{DB, Server, ServerConfig};
 use crate::verify::{Verified, verify};
@@ -132,6 +135,8 @@ struct Summary {
     /// DDL steps in flight at a kill that had taken effect / had not.
     ddl_in_flight_applied: u64,
     ddl_in_flight_absent: u64,
+    /// The DDL table writer's progress.
+    ddl_writer: WriterState,
 }
 
 /// The seed of round `r` of a run with seed `seed`.
@@ -353,7 +358,7 @@ fn round(
     }
     let mut conn = server.connect(Some(DB))?;
     let v = verify(&mut conn, parts).context("verification after a clean restart")?;
-    ddl::verify_ddl(&mut conn, &mut summary.ddl)
+    ddl::verify_ddl(&mut conn, &mut summary.ddl, &mut summary.ddl_writer)
         .context("verification of the DDL tables after a clean restart")?;
     drop(conn);
     summary.verified.add(&v);
@@ -403,6 +408,16 @@ fn round(
             .spawn(move || ddl::run(conn, state, shared, seed, binlog))
             .context("spawning the DDL thread")?
     };
+    let writer_handle = {
+        let conn = server.connect(Some(DB))?;
+        let state = summary.ddl_writer.clone();
+        let shared = Arc::clone(&shared);
+        let seed = rng.random();
+        thread::Builder::new()
+            .name("ddl-writer".into())
+            .spawn(move || ddl_writer::run(conn, state, shared, seed))
+            .context("spawning the DDL table writer")?
+    };
     let load_start = Instant::now();
     let mut trouble: Option<String> = None;
     loop {
@@ -414,7 +429,10 @@ fn round(
             ));
             break;
         }
-        if handles.iter().any(|h| h.is_finished()) || ddl_handle.is_finished() {
+        if handles.iter().any(|h| h.is_finished())
+            || ddl_handle.is_finished()
+            || writer_handle.is_finished()
+        {
             break; // a connection failed: its report follows
         }
         if load_start.elapsed() < load_for {
@@ -456,8 +474,12 @@ fn round(
     let (ddl_state, ddl_failure) = ddl_handle
         .join()
         .map_err(|_| anyhow!("the DDL thread panicked"))?;
+    let (writer_state, writer_failure) = writer_handle
+        .join()
+        .map_err(|_| anyhow!("the DDL table writer panicked"))?;
     let ddl_done_before = summary.ddl.done;
     summary.ddl = ddl_state;
+    summary.ddl_writer = writer_state;
     let failures: Vec<String> = outcomes.iter().filter_map(|o| o.failure.clone()).collect();
     if let Some(t) = trouble {
         bail!("{t}");
@@ -466,6 +488,9 @@ fn round(
         bail!("{f}");
     }
     if let Some(f) = ddl_failure {
+        bail!("{f}");
+    }
+    if let Some(f) = writer_failure {
         bail!("{f}");
     }
     let mut stats = LoadStats::default();
@@ -538,9 +563,9 @@ fn round(
     ))?;
     let ddl_in_flight = summary.ddl.in_flight;
     let ddl_acked = summary.ddl.done;
-    let ddl_rows = ddl::verify_ddl(&mut conn, &mut summary.ddl).context(format!(
-        "verification of the DDL tables after SIGKILL and recovery (round {r})"
-    ))?;
+    let ddl_rows = ddl::verify_ddl(&mut conn, &mut summary.ddl, &mut summary.ddl_writer).context(
+        format!("verification of the DDL tables after SIGKILL and recovery (round {r})"),
+    )?;
     if ddl_in_flight {
         if summary.ddl.done > ddl_acked {
             summary.ddl_in_flight_applied += 1;
@@ -621,6 +646,12 @@ fn print_summary(s: &Summary, seed: u64, took: Duration) {
     println!(
         "  DDL                   {} steps acknowledged ({} bulk loads); in flight at a kill: {} took effect, {} did not",
         s.ddl.done, s.ddl.bulk_loads, s.ddl_in_flight_applied, s.ddl_in_flight_absent
+    );
+    println!(
+        "  DDL table writer      {} statements acknowledged, {} given up (deadlock, lock wait, changed definition); {} of its rows at the end",
+        s.ddl_writer.acknowledged,
+        s.ddl_writer.given_up,
+        s.ddl_writer.present.len()
     );
     println!(
         "  slowest               COMMIT {} ms, restart after SIGKILL {:.1} s",
