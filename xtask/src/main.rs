@@ -370,6 +370,7 @@ fn test(no_lint: bool) -> Result<()> {
             .map(String::from)
             .collect(),
     )?;
+    free_disk(&mariadb::mtr_vardir());
     // The differential SQL tester, about a minute and a half with a fixed seed: every
     // statement kind and schedule shape, compared with InnoDB (docs/TESTING.md).
     sqlcheck::sqlcheck(
@@ -387,6 +388,7 @@ fn test(no_lint: bool) -> Result<()> {
     // mode, which needs the engine's lock waits reported to the server), two rounds of 3 s
     // of load, each killing both (`cargo xtask replication` runs 6 of 9 s).
     mariadb_replication::replication(2, None, &[], 3.0, 2.0, Vec::new())?;
+    free_disk(&root().join("target").join("mariadb-replication"));
     // The side-by-side benchmarks in their small form (issues 7 and 17), as smoke tests of
     // the whole pipeline, not measurements: the library suite on Riptide and fjall (built
     // with the tests' profile, whose artifacts the test build above already made, instead of
@@ -411,6 +413,18 @@ fn test(no_lint: bool) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Removes `dir`, the working files of a test step that passed (servers' data directories
+/// and logs: half a gigabyte each for mtr and the replication test), so the rest of
+/// `cargo xtask test` has the disk: CI's machine is small, and a full disk kills the build.
+/// A step that fails stops the run before this, so its files stay for inspection.
+fn free_disk(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        eprintln!("could not remove {}: {e}", dir.display());
+    }
 }
 
 /// `cargo xtask crash`: builds and runs `riptide-stress crash` (tools/stress).

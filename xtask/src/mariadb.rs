@@ -964,6 +964,14 @@ pub const UPSTREAM_DISABLED_THAT_PASS: [&str; 12] = [
     "type_varchar",
 ];
 
+/// mtr's working folder (servers' data directories and logs): `target/mtr/var`, or
+/// `RIPTIDE_MTR_VARDIR`, which lets several mtr runs share the machine (each its own).
+pub(crate) fn mtr_vardir() -> PathBuf {
+    std::env::var_os("RIPTIDE_MTR_VARDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target().join("mtr").join("var"))
+}
+
 /// `cargo xtask mtr [suite...] [-- mtr args]`: runs our suites with MariaDB's mtr.
 pub fn mtr(suites: Vec<String>, extra: Vec<String>) -> Result<()> {
     // RIPTIDE_MTR_NO_BUILD=1 runs against the plugin already built (while someone else is
@@ -996,10 +1004,7 @@ pub fn mtr(suites: Vec<String>, extra: Vec<String>) -> Result<()> {
     } else {
         suites
     };
-    // RIPTIDE_MTR_VARDIR lets several mtr runs share the machine (each its own vardir).
-    let vardir = std::env::var_os("RIPTIDE_MTR_VARDIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target().join("mtr").join("var"));
+    let vardir = mtr_vardir();
     let _ = fs::remove_dir_all(&vardir);
     fs::create_dir_all(&vardir)?;
     let mut m = Command::new(Path::new(MTR_DIR).join("mtr"));
