@@ -636,10 +636,15 @@ impl Table {
     }
 
     /// The bytes from the start of data block `handle` to the start of the next one: the
-    /// block, its trailer, and in an aligned table the padding after it.
+    /// block, its trailer, and in an aligned table the padding after it. The handle comes
+    /// from disk and is not checked yet (callers check it before reading the block), so a
+    /// corrupt size saturates here instead of overflowing.
     pub(crate) fn block_span(&self, handle: BlockHandle) -> u64 {
-        let end = handle.offset + handle.size + BLOCK_TRAILER_LEN as u64;
-        self.aligned_up(end) - handle.offset
+        let end = handle
+            .offset
+            .saturating_add(handle.size)
+            .saturating_add(BLOCK_TRAILER_LEN as u64);
+        self.aligned_up(end).saturating_sub(handle.offset)
     }
 
     /// Checks that index entries decode to contiguous (in an aligned table: separated by
