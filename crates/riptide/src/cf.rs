@@ -174,29 +174,84 @@ impl CfView {
                 Box::new(Self::run_within(level, Some(lower), upper).iter())
             };
             for h in files {
-                let starts_inside = h.meta.smallest_user_key() >= lower;
-                let ends_inside = upper.is_none_or(|u| h.meta.ends_before(u));
-                let share = if starts_inside && ends_inside {
-                    h.meta.file_size
-                } else {
-                    let table = h.table()?;
-                    let start = if starts_inside {
-                        0
-                    } else {
-                        table.approximate_offset_of(lower)?
-                    };
-                    let end = match upper {
-                        Some(u) if !ends_inside => table.approximate_offset_of(u)?,
-                        _ => h.meta.file_size,
-                    };
-                    end.saturating_sub(start)
-                };
+                let share = Self::bytes_within(h, lower, upper)?;
                 if let Some(b) = bytes.get_mut(n) {
                     *b = b.saturating_add(share);
                 }
             }
         }
         Ok(bytes)
+    }
+
+    /// About how many bytes of table `h` hold keys in [`lower`, `upper`): the whole file when
+    /// it lies inside the range, else cut at the data blocks the bounds fall in.
+    fn bytes_within(h: &TableHandle, lower: &[u8], upper: Option<&[u8]>) -> Result<u64> {
+        let starts_inside = h.meta.smallest_user_key() >= lower;
+        let ends_inside = upper.is_none_or(|u| h.meta.ends_before(u));
+        if starts_inside && ends_inside {
+            return Ok(h.meta.file_size);
+        }
+        let table = h.table()?;
+        let start = if starts_inside {
+            0
+        } else {
+            table.approximate_offset_of(lower)?
+        };
+        let end = match upper {
+            Some(u) if !ends_inside => table.approximate_offset_of(u)?,
+            _ => h.meta.file_size,
+        };
+        Ok(end.saturating_sub(start))
+    }
+
+    /// Up to `n` distinct user keys in [`lower`, `upper`), in order, spread evenly over the
+    /// bytes the tables hold in the range: each table gives index keys (data block
+    /// boundaries, [`riptide_sstable::Table::index_keys`]) in proportion to its bytes in the
+    /// range, each standing for an equal share of them; the answer is the keys at the
+    /// middles of `n` equal shares of all those bytes in key order. Reads index blocks
+    /// only; memtables are not sampled (they hold at most the write buffers' bytes).
+    pub(crate) fn sample_keys(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        n: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut shares = Vec::new();
+        for h in self.tables_within(Some(lower), upper) {
+            let bytes = Self::bytes_within(h, lower, upper)?;
+            if bytes > 0 {
+                shares.push((h, bytes));
+            }
+        }
+        let total: u64 = shares.iter().map(|(_, b)| *b).sum();
+        // Each table's keys and the bytes each stands for.
+        let mut weighted: Vec<(Vec<u8>, f64)> = Vec::new();
+        for (h, bytes) in shares {
+            let want = (n as f64 * bytes as f64 / total as f64).ceil() as usize;
+            let keys = h.table()?.index_keys(lower, upper, want.max(1))?;
+            let each = bytes as f64 / keys.len().max(1) as f64;
+            weighted.extend(keys.into_iter().map(|k| (k, each)));
+        }
+        weighted.sort_by(|a, b| a.0.cmp(&b.0));
+        let sum: f64 = weighted.iter().map(|(_, w)| w).sum();
+        let mut picked: Vec<Vec<u8>> = Vec::with_capacity(n);
+        let mut below = 0.0;
+        for (key, w) in weighted {
+            below += w;
+            // The next pick is the key where the bytes so far pass the middle of the next
+            // of `n` equal shares.
+            let next_mid = (picked.len() as f64 + 0.5) * sum / n as f64;
+            if picked.len() < n
+                && below >= next_mid
+                && picked.last().is_none_or(|last| *last != key)
+            {
+                picked.push(key);
+            }
+        }
+        Ok(picked)
     }
 
     /// Bytes of this column family's tables.

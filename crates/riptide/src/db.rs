@@ -393,6 +393,25 @@ impl Db {
         cf.data.view().approximate_bytes_by_level(lower, upper)
     }
 
+    /// Up to `n` distinct user keys of `cf` in [`lower`, `upper`) (`None`: no end), in order,
+    /// spread evenly over the bytes of table files in the range: positions to sample a
+    /// large range from (`ANALYZE TABLE`'s index statistics) without reading it all. The
+    /// keys are data block boundaries taken from the tables' index blocks, so they need not
+    /// be keys that exist; a seek to each lands at about `1/n` steps through the range's
+    /// data. Reads index blocks only; the memtables are not sampled, so a range held only
+    /// by them gives no keys.
+    pub fn sample_keys_cf(
+        &self,
+        cf: &ColumnFamily,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        n: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        self.inner.check_open()?;
+        check_live(cf)?;
+        cf.data.view().sample_keys(lower, upper, n)
+    }
+
     /// Begins a transaction (see [`crate::transaction`] for isolation levels, optimistic and
     /// pessimistic concurrency, savepoints and two-phase commit).
     ///

@@ -1109,6 +1109,60 @@ impl Table {
         })
     }
 
+    /// Up to `max` user keys of the index entries that fall in `[lower, upper)` (`None`: no
+    /// end), spread evenly over them, in order. There is one index entry per data block
+    /// boundary (each at or past the last key of its block and before the first key of the
+    /// next), so the keys cut the table's share of the range into pieces of about equal
+    /// bytes: a seek to each lands at evenly spaced places of its data. Reads only the index
+    /// block (twice: a count, then the picks). For sampling (`riptide::Db::sample_keys_cf`).
+    pub fn index_keys(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        max: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        let index = self.index_block()?;
+        let mut target = Vec::new();
+        encode_seek_key(&mut target, lower, MAX_SEQNO);
+        // Calls `each` with the user key of every index entry in the range, in order.
+        let walk = |each: &mut dyn FnMut(&[u8])| -> Result<()> {
+            let mut it = index.iter();
+            it.seek(&target)?;
+            while it.valid() {
+                let user = parse_internal_key(it.key())?.user_key;
+                if upper.is_some_and(|u| user >= u) {
+                    break;
+                }
+                if user >= lower {
+                    each(user);
+                }
+                it.next()?;
+            }
+            Ok(())
+        };
+        let mut keys = Vec::new();
+        let picked = (|| -> Result<()> {
+            let mut count = 0usize;
+            walk(&mut |_| count += 1)?;
+            if count == 0 || max == 0 {
+                return Ok(());
+            }
+            // The j-th of `max` picks is entry floor((j + 1/2) * count / max): the middle of
+            // each of `max` equal shares of the entries.
+            let picks = max.min(count);
+            let mut seen = 0usize;
+            walk(&mut |user| {
+                let next = keys.len();
+                if next < picks && seen == (2 * next + 1) * count / (2 * picks) {
+                    keys.push(user.to_vec());
+                }
+                seen += 1;
+            })
+        })();
+        picked.map_err(|e| self.block_error(e, "index", self.index_offset()))?;
+        Ok(keys)
+    }
+
     /// The number of entries of data block `handle` (remembered in `sampled_entries`).
     fn entries_of_block(&self, handle: BlockHandle) -> Result<u64> {
         if let Some(n) = self.sampled_entries.lock().get(&handle.offset) {
