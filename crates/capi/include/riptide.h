@@ -2042,6 +2042,25 @@ enum riptide_status_t riptide_htable_estimate_range(const struct riptide_htable_
                                                     uint64_t *count,
                                                     char **errmsg);
 
+// `ANALYZE TABLE`'s sample positions in index `index`: up to `count` key tuples, in
+// order, spread evenly over the bytes the index holds in table files (data block
+// boundaries from the tables' index blocks; entries still only in the memtables give
+// none), for the caller to seek to (`riptide_hcursor_seek`, `RIPTIDE_HSEEK_AT_OR_AFTER`)
+// and read a few entries at each. Into `*keys` goes a buffer of `*keys_len` bytes, freed
+// with `riptide_free_value`, holding each tuple as its length (4 bytes, little-endian)
+// followed by its bytes; NULL and 0 when there is none.
+//
+// # Safety
+//
+// `table` is NULL or a live table handle; `keys`, `keys_len` and `errmsg` are NULL or
+// writable.
+enum riptide_status_t riptide_htable_sample_index(const struct riptide_htable_t *table,
+                                                  size_t index,
+                                                  size_t count,
+                                                  char **keys,
+                                                  size_t *keys_len,
+                                                  char **errmsg);
+
 // `ANALYZE TABLE`: counts the table's rows (newest committed state), makes the count the
 // row estimate (`riptide_htable_row_estimate`) and persists it; the count in `*rows`
 // (may be NULL).

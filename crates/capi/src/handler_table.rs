@@ -9,6 +9,7 @@ use riptide_handler::Table;
 
 use crate::ffi_util::{CResult, ErrMsg, Out, arg_ref, destroy_handle, null_arg, opt_bytes, query};
 use crate::handler_util::hguard;
+use crate::memory::malloc_bytes;
 use crate::status::riptide_status_t;
 
 /// An open table (opaque, shared): made by `riptide_handler_open_table`, freed by
@@ -229,6 +230,59 @@ pub unsafe extern "C" fn riptide_htable_estimate_range(
         let lower = lower?.map(|l| (l, lower_after));
         let upper = upper?.map(|u| (u, upper_inclusive));
         out.set(t.table.estimate_tuple_range(index, lower, upper, limit)?);
+        Ok(())
+    })
+}
+
+/// `ANALYZE TABLE`'s sample positions in index `index`: up to `count` key tuples, in
+/// order, spread evenly over the bytes the index holds in table files (data block
+/// boundaries from the tables' index blocks; entries still only in the memtables give
+/// none), for the caller to seek to (`riptide_hcursor_seek`, `RIPTIDE_HSEEK_AT_OR_AFTER`)
+/// and read a few entries at each. Into `*keys` goes a buffer of `*keys_len` bytes, freed
+/// with `riptide_free_value`, holding each tuple as its length (4 bytes, little-endian)
+/// followed by its bytes; NULL and 0 when there is none.
+///
+/// # Safety
+///
+/// `table` is NULL or a live table handle; `keys`, `keys_len` and `errmsg` are NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn riptide_htable_sample_index(
+    table: *const riptide_htable_t,
+    index: usize,
+    count: usize,
+    keys: *mut *mut c_char,
+    keys_len: *mut usize,
+    errmsg: *mut *mut c_char,
+) -> riptide_status_t {
+    // SAFETY: per `# Safety`, the ffi_util contract holds for the handle `table` and the
+    // out-parameters `keys`, `keys_len` and `errmsg`.
+    let (table, keys, keys_len, errmsg) = unsafe {
+        (
+            arg_ref(table, "table"),
+            Out::new(keys, "keys"),
+            Out::new(keys_len, "keys_len"),
+            ErrMsg::new(errmsg),
+        )
+    };
+    hguard(errmsg, || {
+        let (keys, keys_len) = (keys?, keys_len?);
+        keys.set(std::ptr::null_mut());
+        keys_len.set(0);
+        let tuples = table?.table.sample_index(index, count)?;
+        if tuples.is_empty() {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        for t in &tuples {
+            let len = u32::try_from(t.len()).map_err(|_| {
+                Error::invalid_argument(format!("a sampled key of {} bytes", t.len()))
+            })?;
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(t);
+        }
+        keys.set(malloc_bytes(&buf)?);
+        keys_len.set(buf.len());
         Ok(())
     })
 }

@@ -397,6 +397,25 @@ impl Table {
         self.estimate_range(n, &lo, hi.as_deref(), limit)
     }
 
+    /// Up to `count` key tuples of index `n` (relative to the index: no id prefix), in
+    /// order, spread evenly over the bytes the index holds in table files
+    /// ([`riptide::Db::sample_keys_cf`]): where `ANALYZE TABLE` reads a few entries each to
+    /// estimate the index's distinct values without reading it all. A tuple is a data block
+    /// boundary, not necessarily an entry: seek to it and read on. Entries only in the
+    /// memtables give no tuples.
+    pub fn sample_index(&self, n: usize, count: usize) -> Result<Vec<Vec<u8>>> {
+        let prefix = self.index_prefix(n)?;
+        let upper = prefix_successor(&prefix);
+        let keys =
+            self.store
+                .db
+                .sample_keys_cf(&self.store.data, &prefix, upper.as_deref(), count)?;
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| k.strip_prefix(prefix.as_slice()).map(<[u8]>::to_vec))
+            .collect())
+    }
+
     /// `ANALYZE TABLE`: counts the rows of the primary (or hidden) key in the newest
     /// committed state, makes that the row estimate and persists it. Returns the count.
     pub fn refresh_statistics(&self) -> Result<u64> {
