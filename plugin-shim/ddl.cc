@@ -8,6 +8,8 @@
 #include "log.h"
 #include "key.h"
 #include <mysql/plugin.h>
+#include <algorithm>
+#include <cstring>
 
 #include "ha_riptide.h"
 #include "riptide_shim.h"
@@ -424,20 +426,44 @@ int ha_riptide::check(THD *thd, HA_CHECK_OPT *)
   return HA_ADMIN_CORRUPT;
 }
 
-/* Recounts the rows (the estimate info() reports) and persists the count. */
+/* ANALYZE TABLE. A table of at most 64 entries per sample point (riptide_analyze_sample_points,
+   by the primary key's estimate, which counts versions and tombstones too) is read whole:
+   the rows are recounted (the estimate info() reports, persisted) and every index's distinct
+   key prefixes counted exactly. A larger one keeps its maintained row count (committed
+   inserts minus deletes) and has each index sampled (analyze_indexes), so ANALYZE costs the
+   same on a billion rows as on a million. */
 int ha_riptide::analyze(THD *thd, HA_CHECK_OPT *)
 {
-  uint64_t rows= 0;
+  uint points= riptide_analyze_sample_points(thd);
   char *err= nullptr;
-  riptide_status_t st= riptide_htable_refresh_statistics(share->table, &rows, &err);
-  if (st != RIPTIDE_OK)
+  riptide_status_t st;
+  bool sample= false;
+  if (points)
+  {
+    uint64_t limit= uint64_t(points) * 64, entries= 0;
+    st= riptide_htable_estimate_range(share->table, 0, nullptr, 0, false, nullptr, 0, false,
+                                      limit, &entries, &err);
+    if (st != RIPTIDE_OK)
+    {
+      std::string msg= riptide_take_message(st, err);
+      push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
+                          "RIPTIDE: the size estimate of %s failed: %s",
+                          table->s->table_name.str, msg.c_str());
+      return HA_ADMIN_FAILED;
+    }
+    sample= entries >= limit;
+  }
+  uint64_t rows= 0;
+  if (sample)
+    rows= riptide_htable_row_estimate(share->table);
+  else if ((st= riptide_htable_refresh_statistics(share->table, &rows, &err)) != RIPTIDE_OK)
   {
     std::string msg= riptide_take_message(st, err);
     push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
                         "RIPTIDE: the row count failed: %s", msg.c_str());
     return HA_ADMIN_FAILED;
   }
-  if (int error= analyze_indexes(thd, rows))
+  if (int error= analyze_indexes(thd, rows, sample ? points : 0))
   {
     push_warning_printf(thd, Sql_condition::WARN_LEVEL_WARN, ER_UNKNOWN_ERROR,
                         "RIPTIDE: the index statistics of %s failed (handler error %d)%s%s",
@@ -450,14 +476,100 @@ int ha_riptide::analyze(THD *thd, HA_CHECK_OPT *)
   return HA_ADMIN_OK;
 }
 
-/* Reads every index in order (covering, as the connection's transaction sees it) and
-   counts, for each key part j, the distinct values of the key's first j+1 parts (a change
-   in part j or an earlier one starts a new value), comparing each row's key with the
-   previous one part by part with the parts' own collations (key_cmp). Stores the row
-   count and the counts with the table (riptide_htable_set_index_stats: persisted, kept
-   until the table's indexes change); info(HA_STATUS_CONST) turns them into rec_per_key.
-   A full read of every index: InnoDB samples 20 pages per index instead. */
-int ha_riptide::analyze_indexes(THD *thd, uint64_t rows)
+namespace {
+
+/* Entries ANALYZE reads at each sample point; at every LONG_RUN_EVERY-th, LONG_RUN: the
+   short runs see values that repeat over a few dozen entries, the long ones (64 of the 512
+   places by default, another ~65,000 pairs of entries) those that repeat over up to ~10,000,
+   and the places themselves the longer ones (see analyze_indexes). */
+constexpr uint SAMPLE_RUN= 32;
+constexpr uint LONG_RUN= 1024;
+constexpr size_t LONG_RUN_EVERY= 8;
+
+/* The distinct prefixes of one index, counted as its entries come in key order: `add`
+   takes each entry's key (key_copy format) and says from which part on it differs from the
+   entry before (every part for the first). */
+class Prefix_counter
+{
+public:
+  explicit Prefix_counter(KEY *key)
+      : key_(key), parts_(key->user_defined_key_parts), prev_(key->key_length)
+  {}
+
+  /* The first key part in which `image` differs from the previous image given (0 for the
+     first image), comparing with each part's collation (key_cmp); remembers `image`. */
+  uint first_new(const uchar *image)
+  {
+    uint j= 0;
+    if (have_prev_)
+    {
+      uint offset= 0;
+      for (; j < parts_; j++)
+      {
+        KEY_PART_INFO *kp= key_->key_part + j;
+        if (key_cmp(kp, prev_.data() + offset, kp->store_length))
+          break;
+        offset+= kp->store_length;
+      }
+    }
+    memcpy(prev_.data(), image, key_->key_length);
+    have_prev_= true;
+    return j;
+  }
+
+  /* Forgets the previous image: the next one starts a new run. */
+  void restart() { have_prev_= false; }
+
+private:
+  KEY *key_;
+  uint parts_;
+  std::vector<uchar> prev_;
+  bool have_prev_= false;
+};
+
+/* Splits riptide_htable_sample_index's buffer (each tuple a 4-byte little-endian length,
+   then its bytes) into tuples; false if it is malformed. */
+bool split_sample_keys(const char *buf, size_t len, std::vector<std::string> *out)
+{
+  size_t at= 0;
+  while (at < len)
+  {
+    if (len - at < 4)
+      return false;
+    uint32_t n= uint32_t(uchar(buf[at])) | uint32_t(uchar(buf[at + 1])) << 8 |
+                uint32_t(uchar(buf[at + 2])) << 16 | uint32_t(uchar(buf[at + 3])) << 24;
+    at+= 4;
+    if (len - at < n)
+      return false;
+    out->emplace_back(buf + at, n);
+    at+= n;
+  }
+  return true;
+}
+
+} // namespace
+
+/* Index statistics for ANALYZE: for each index and each key part j, the distinct values of
+   the key's first j+1 parts (a change in part j or an earlier one starts a new value),
+   comparing keys part by part with the parts' own collations (key_cmp), as the connection's
+   transaction sees them. Stored with the row count `rows` (riptide_htable_set_index_stats:
+   persisted, kept until the table's indexes change); info(HA_STATUS_CONST) turns them into
+   rec_per_key.
+
+   With `points` 0 every index is read whole (covering) and counted exactly. Otherwise each
+   index is read at up to `points` places spread evenly over its bytes
+   (riptide_htable_sample_index), SAMPLE_RUN entries at each (LONG_RUN at every
+   LONG_RUN_EVERY-th), and part j's distinct values
+   are estimated on two scales:
+   - between the runs: 1 + the number of consecutive sample places whose first entries
+     differ, when fewer than half of them do (a value spans more entries than lie between
+     two places, and the runs rarely see a change);
+   - else within the runs: the share of adjacent entries that differ in the first j+1
+     parts, times the rows (at least the estimate between the runs);
+   at least the previous part's and at most the rows. An index whose
+   entries are all still in the memtables gives no places and is read whole. InnoDB samples
+   20 leaf pages per index (innodb_stats_persistent_sample_pages). */
+int ha_riptide::analyze_indexes(THD *thd, uint64_t rows, uint points)
 {
   std::vector<uint64_t> values;
   values.push_back(rows);
@@ -467,46 +579,126 @@ int ha_riptide::analyze_indexes(THD *thd, uint64_t rows)
   {
     KEY *key= &table->key_info[i];
     uint parts= key->user_defined_key_parts;
-    std::vector<uint64_t> distinct(parts, 0);
-    std::vector<uchar> prev(key->key_length);
-    bool have_prev= false;
+    std::vector<std::string> places;
+    if (points)
+    {
+      char *buf= nullptr, *err= nullptr;
+      size_t len= 0;
+      riptide_status_t st=
+          riptide_htable_sample_index(share->table, rindex(i), points, &buf, &len, &err);
+      if (st != RIPTIDE_OK)
+      {
+        error= status_error(st, err);
+        break;
+      }
+      bool ok= split_sample_keys(buf, len, &places);
+      riptide_free_value(buf, len);
+      if (!ok)
+      {
+        last_error= "the sample places of an index came back malformed";
+        error= HA_ERR_RIPTIDE;
+        break;
+      }
+    }
+    bool sampled= places.size() >= 2;
+    std::vector<uint64_t> changes(parts, 0), gaps(parts, 0);
+    uint64_t pairs= 0, runs= 0;
+    Prefix_counter adjacent(key), firsts(key);
+    std::vector<uchar> image(key->key_length);
     if ((error= ha_start_keyread(i)) || (error= ha_index_init(i, true)))
     {
       ha_end_keyread();
       break;
     }
-    for (error= ha_index_first(table->record[0]); !error;
-         error= ha_index_next(table->record[0]))
+    /* Counts one entry just read into record[0]: `first` says it opens a run. */
+    auto count= [&](bool first) {
+      key_copy(image.data(), table->record[0], key, key->key_length);
+      if (first)
+      {
+        adjacent.restart();
+        adjacent.first_new(image.data());
+        /* Between runs: the parts in which this run's first entry differs from the
+           previous run's (none counted for the first run). */
+        uint from= firsts.first_new(image.data());
+        if (runs++ > 0)
+          for (uint j= from; j < parts; j++)
+            gaps[j]++;
+        return;
+      }
+      pairs++;
+      for (uint j= adjacent.first_new(image.data()); j < parts; j++)
+        changes[j]++;
+    };
+    if (!sampled)
     {
-      if (thd_killed(thd))
+      /* The whole index: one run, every change counted. */
+      bool first= true;
+      for (error= ha_index_first(table->record[0]); !error;
+           error= ha_index_next(table->record[0]))
       {
-        error= HA_ERR_ABORTED_BY_USER;
-        break;
-      }
-      /* The first part that differs from the previous row's key (all of them for the first
-         row): every prefix from there on is a new distinct value. */
-      uint first_new= 0;
-      if (have_prev)
-      {
-        uint offset= 0;
-        for (first_new= 0; first_new < parts; first_new++)
+        if (thd_killed(thd))
         {
-          KEY_PART_INFO *kp= key->key_part + first_new;
-          if (key_cmp(kp, prev.data() + offset, kp->store_length))
-            break;
-          offset+= kp->store_length;
+          error= HA_ERR_ABORTED_BY_USER;
+          break;
         }
+        count(first);
+        first= false;
       }
-      for (uint j= first_new; j < parts; j++)
-        distinct[j]++;
-      key_copy(prev.data(), table->record[0], key, key->key_length);
-      have_prev= true;
+      if (!first)
+        for (uint j= 0; j < parts; j++)
+          changes[j]++; /* the first entry's value */
+    }
+    else
+    {
+      for (size_t p= 0; p < places.size(); p++)
+      {
+        if (thd_killed(thd))
+        {
+          error= HA_ERR_ABORTED_BY_USER;
+          break;
+        }
+        uint run= p % LONG_RUN_EVERY == 0 ? LONG_RUN : SAMPLE_RUN;
+        error= sample_seek(table->record[0], places[p]);
+        for (uint n= 0; !error && n < run; n++)
+        {
+          count(n == 0);
+          if (n + 1 < run)
+            error= ha_index_next(table->record[0]);
+        }
+        if (error == HA_ERR_END_OF_FILE || error == HA_ERR_KEY_NOT_FOUND)
+          error= 0;
+        if (error)
+          break;
+      }
     }
     ha_index_end();
     ha_end_keyread();
     if (error == HA_ERR_END_OF_FILE)
       error= 0;
-    values.insert(values.end(), distinct.begin(), distinct.end());
+    if (error)
+      break;
+    uint64_t floor= 1;
+    for (uint j= 0; j < parts; j++)
+    {
+      uint64_t distinct= changes[j];
+      if (sampled)
+      {
+        /* Fewer than half the runs start in another value than the run before: values
+           span more entries than lie between two places, the runs see a change only by
+           chance (one change in all of them would put a 100-value index at 315), and the
+           count between runs is the estimate. Otherwise values are shorter than the gaps
+           and the runs measure them. */
+        uint64_t between= gaps[j] + 1;
+        double within= pairs ? double(rows) * double(changes[j]) / double(pairs) : 0;
+        distinct= runs < 2 || 2 * gaps[j] < runs - 1
+                      ? between
+                      : std::max<uint64_t>(uint64_t(within + 0.5), between);
+        distinct= std::min<uint64_t>(std::max<uint64_t>(distinct, floor),
+                                     std::max<uint64_t>(rows, 1));
+        floor= distinct;
+      }
+      values.push_back(distinct);
+    }
   }
   tmp_restore_column_map(&table->read_set, old_read);
   if (error)

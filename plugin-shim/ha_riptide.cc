@@ -688,6 +688,29 @@ int ha_riptide::index_first(uchar *buf)
   return deliver(s, buf, true, nullptr);
 }
 
+int ha_riptide::sample_seek(uchar *buf, const std::string &tuple)
+{
+  int error= 0;
+  riptide_hsession_t *s= session(&error);
+  if (!s)
+    return error;
+  if (!cursor)
+    if (int error= use_cursor(rindex(active_index)))
+      return error;
+  if (int error= set_cursor_mode(wanted_cursor_mode()))
+    return error;
+  plan_keyread(s);
+  if (int error= set_range_end(true))
+    return error;
+  char *err= nullptr;
+  cursor_dirty= true;
+  riptide_status_t st= riptide_hcursor_seek(s, cursor, tuple.data(), tuple.size(),
+                                            RIPTIDE_HSEEK_AT_OR_AFTER, false, &row_, &err);
+  if (st != RIPTIDE_OK)
+    return cursor_status(st, err);
+  return deliver(s, buf, true, nullptr);
+}
+
 int ha_riptide::index_last(uchar *buf)
 {
   int error= 0;

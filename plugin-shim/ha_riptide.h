@@ -128,7 +128,10 @@ public:
   int analyze(THD *thd, HA_CHECK_OPT *check_opt) override;
   int optimize(THD *thd, HA_CHECK_OPT *check_opt) override;
   /* ANALYZE TABLE's index statistics: the distinct prefixes of every index (ddl.cc). */
-  int analyze_indexes(THD *thd, uint64_t rows);
+  int analyze_indexes(THD *thd, uint64_t rows, uint points);
+  /* ANALYZE's positioning: reads the first entry of the active index at or after the
+     index-relative key tuple `tuple` (from riptide_htable_sample_index) into `buf`. */
+  int sample_seek(uchar *buf, const std::string &tuple);
 
   /* CHECK TABLE's callback (riptide_hkeys_fn): the secondary keys of a row stored under
      primary key bytes `pk`. */

@@ -35,6 +35,9 @@ uint64_t riptide_lock_wait_timeout_ms(THD *thd);
 /* riptide_bulk_load of `thd` (sysvars.cc). */
 bool riptide_bulk_load(THD *thd);
 
+/* riptide_analyze_sample_points of `thd`: the places ANALYZE TABLE samples a large table's
+   indexes at, 0 to read every table whole (sysvars.cc). */
+uint riptide_analyze_sample_points(THD *thd);
 /* riptide_print_all_deadlocks: whether the handler writes each deadlock to the error log. */
 bool riptide_print_all_deadlocks();
 

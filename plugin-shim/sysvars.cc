@@ -126,6 +126,7 @@ const char *sysvar_problem_name= "";
 Sysvar_slot *data_dir_slot= nullptr;
 Sysvar_slot *lock_wait_timeout_slot= nullptr;
 Sysvar_slot *print_all_deadlocks_slot= nullptr;
+Sysvar_slot *analyze_sample_points_slot= nullptr;
 Sysvar_slot *bulk_load_slot= nullptr;
 
 } // namespace
@@ -556,6 +557,9 @@ void build_sysvars()
     if (!strcmp(o->name, "print_all_deadlocks") && !(o->flags & RIPTIDE_OPTION_SESSION) &&
         o->value_type == RIPTIDE_OPTION_BOOL)
       print_all_deadlocks_slot= &slot;
+    if (!strcmp(o->name, "analyze_sample_points") && (o->flags & RIPTIDE_OPTION_SESSION) &&
+        o->value_type == RIPTIDE_OPTION_UINT32)
+      analyze_sample_points_slot= &slot;
     riptide_system_variables[sysvar_count++]=
         reinterpret_cast<st_mysql_sys_var *>(slot.var);
   }
@@ -665,6 +669,16 @@ bool riptide_bulk_load(THD *thd)
   if (!bulk_load_slot)
     return false;
   auto &v= sysvar_as<MYSQL_SYSVAR_NAME(bool_thdvar)>(*bulk_load_slot);
+  return *v.resolve(thd, v.offset);
+}
+
+/* riptide_analyze_sample_points of `thd`: how many places ANALYZE TABLE samples a large
+   table's indexes at (0: read every table whole; also when the variable is missing). */
+uint riptide_analyze_sample_points(THD *thd)
+{
+  if (!analyze_sample_points_slot)
+    return 0;
+  auto &v= sysvar_as<MYSQL_SYSVAR_NAME(uint_thdvar)>(*analyze_sample_points_slot);
   return *v.resolve(thd, v.offset);
 }
 

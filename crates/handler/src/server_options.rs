@@ -188,6 +188,23 @@ const SERVER_OPTIONS: &[Decl] = &[
         target: Target::Server,
     }),
     Decl::Own(|| ServerOption {
+        name: "analyze_sample_points",
+        doc: "ANALYZE TABLE: a table of more than 64 times this many rows has its index \
+              cardinalities estimated from this many evenly spread places, 32 entries read at \
+              each (1,024 at every eighth), and keeps its maintained row count; a smaller one \
+              is read whole and counted exactly; 0 reads every table whole \
+              (innodb_stats_persistent_sample_pages)",
+        value_type: OptionType::Unsigned {
+            bits: 32,
+            min: 0,
+            max: 65536,
+        },
+        default: OptionValue::Unsigned(512),
+        scope: Scope::Session,
+        dynamic: true,
+        target: Target::Server,
+    }),
+    Decl::Own(|| ServerOption {
         name: "print_all_deadlocks",
         doc: "Write every deadlock to the server's error log (innodb_print_all_deadlocks): the \
               victim's transaction, the lock it wanted, and the cycle of transactions it \
