@@ -482,6 +482,40 @@ fn check_analyze_optimize_and_a_snapshot_taken_at_begin_through_the_c_abi() {
             err,
         );
         assert_eq!(n, 2);
+        // ANALYZE's sample places: a buffer of length-prefixed tuples (at most as many as
+        // asked), freed by the caller; NULL out-parameters and an unknown index refused.
+        let (mut buf, mut len) = (null_mut(), 0usize);
+        check(
+            riptide_htable_sample_index(tab, 1, 8, &mut buf, &mut len, &mut err),
+            err,
+        );
+        let bytes: &[u8] = if buf.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(buf.cast::<u8>(), len)
+        };
+        let mut tuples = 0;
+        let mut at = 0;
+        while at < bytes.len() {
+            let n = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            at += 4 + n;
+            tuples += 1;
+        }
+        assert_eq!(at, bytes.len(), "the lengths cover the buffer exactly");
+        assert!(
+            (1..=8).contains(&tuples),
+            "{tuples} places from the compacted table"
+        );
+        riptide_free_value(buf, len);
+        let st = riptide_htable_sample_index(tab, 1, 8, null_mut(), &mut len, &mut err);
+        assert_eq!(st, riptide_status_t::RIPTIDE_INVALID_ARGUMENT);
+        riptide_free(err.cast());
+        err = null_mut();
+        let st = riptide_htable_sample_index(tab, 9, 8, &mut buf, &mut len, &mut err);
+        assert_ne!(st, riptide_status_t::RIPTIDE_OK);
+        assert!(buf.is_null() && len == 0);
+        riptide_free(err.cast());
+        err = null_mut();
         riptide_htable_release(tab);
         check(riptide_handler_close(h, &mut err), err);
         riptide_handler_destroy(h);
