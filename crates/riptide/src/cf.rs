@@ -237,7 +237,7 @@ impl CfView {
         }
         weighted.sort_by(|a, b| a.0.cmp(&b.0));
         let sum: f64 = weighted.iter().map(|(_, w)| w).sum();
-        let mut picked: Vec<Vec<u8>> = Vec::with_capacity(n);
+        let mut picked: Vec<Vec<u8>> = Vec::with_capacity(n.min(weighted.len()));
         let mut below = 0.0;
         for (key, w) in weighted {
             below += w;

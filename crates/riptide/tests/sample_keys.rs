@@ -93,6 +93,10 @@ fn keys_spread_evenly_over_tables_of_every_level() {
     assert!(many.len() < 10_000 && many.len() > keys.len());
     assert!(many.windows(2).all(|w| w[0] < w[1]));
 
+    // Any count is accepted (the C ABI passes the caller's): no more keys than blocks.
+    let all = db.sample_keys_cf(&cf, &lo, Some(&hi), usize::MAX).unwrap();
+    assert_eq!(all, many);
+
     // A range past every key.
     assert!(db.sample_keys_cf(&cf, b"z", None, 10).unwrap().is_empty());
 }
